@@ -1,0 +1,111 @@
+"""Text helpers shared by encoding, lexical search and budgeting (English + Chinese)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD_RE = re.compile(rf"[{_CJK}]+|[^\W_]+(?:'[a-z]+)?", re.UNICODE)
+_CJK_RE = re.compile(rf"[{_CJK}]")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+STOPWORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with from as is are was were
+    be been being am do does did have has had i me my mine you your yours he him his she
+    her hers it its we us our they them their this that these those there here what which
+    who whom whose when where why how not no yes can could would should will shall may might
+    must just also very really too about into over under again all any some such only own
+    same than up down out off just oh ok okay yeah hey hi hello well lol haha im i'm it's
+    that's don't didn't doesn't isn't aren't wasn't weren't won't can't couldn't
+    wouldn't shouldn't let's i've i'd i'll you're you've""".split()
+)
+_NEGATIONS = frozenset(
+    "not no never don't didn't doesn't isn't aren't won't can't".split()
+)
+
+
+def approx_tokens(text: str) -> int:
+    """Token estimate used for budgets: ceil(chars / 4), the same for every system."""
+    return math.ceil(len(text) / 4)
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` contains Chinese characters."""
+    return bool(_CJK_RE.search(text))
+
+
+def _stem(word: str) -> str:
+    # Light suffix stripping: enough to join "caching"/"cache", "trips"/"trip".
+    for suffix in ("ing", "edly", "ed", "ies", "es", "s", "ly"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            return stem + "y" if suffix == "ies" else stem
+    return word
+
+
+def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Lexical terms: stemmed lowercase words, Chinese characters and bigrams."""
+    out: list[str] = []
+    for match in _WORD_RE.finditer(text.lower()):
+        token = match.group(0)
+        if _CJK_RE.match(token):
+            out.extend(_cjk_terms(token))
+        elif keep_stopwords or token not in STOPWORDS:
+            out.append(_stem(token.replace("'", "")))
+    return out
+
+
+def _cjk_terms(run: str) -> list[str]:
+    # Chinese has no spaces: characters plus overlapping bigrams approximate words.
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)] + list(run)
+
+
+def words(text: str) -> list[str]:
+    """Raw word tokens (original case), for entity and keyword heuristics."""
+    return [m.group(0) for m in _WORD_RE.finditer(text)]
+
+
+def has_negation(text: str) -> bool:
+    """True when an English or Chinese negation appears in ``text``."""
+    lowered = text.lower()
+    if any(w in _NEGATIONS for w in re.findall(r"[a-z']+", lowered)):
+        return True
+    return bool(re.search(r"不|没|别|讨厌|不喜欢|不要", text))
+
+
+def clean(text: str, *, max_chars: int) -> tuple[str, bool]:
+    """Strip control characters and truncate; returns (text, truncated)."""
+    if "\x00" in text:
+        raise ValueError("text contains NUL bytes: binary data is not a memory")
+    text = _CONTROL_RE.sub(" ", text).strip()
+    if len(text) <= max_chars:
+        return text, False
+    return text[:max_chars].rstrip() + " …", True
+
+
+_SPLIT_RE = re.compile(
+    r"(?<=[.!?。！？；;])\s*"
+    r"|\s*(?:另外|此外|还有|顺便|对了)[，,]?\s*"
+    r"|\s*[,;]?\s*\b(?:also|besides|by the way|btw|and also|oh and)\b[,]?\s*",
+    re.IGNORECASE,
+)
+
+
+def split_events(text: str) -> list[str]:
+    """Split a turn into candidate events at sentence ends and discourse markers."""
+    parts = [p.strip(" ，,、") for p in _SPLIT_RE.split(text) if p]
+    return [p for p in parts if p and re.search(r"\w", p)]
+
+
+def summarize(text: str, max_chars: int = 120) -> str:
+    """Extractive summary: the first sentence, cut at a word boundary."""
+    text = " ".join(text.split())
+    if len(text) <= max_chars:
+        return text
+    cut = text[:max_chars]
+    if not has_cjk(cut) and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;，；") + "…"

@@ -1,0 +1,49 @@
+"""The protocols users implement to bring their own embedding and reranking models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised dense vectors.
+
+    ``model_id`` and ``dim`` are stored with the collection so a change of
+    model is detected instead of silently mixing vector spaces.
+    """
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` as an array of shape ``(len(texts), dim)``."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores (query, passage) pairs; higher is more relevant."""
+
+    model_id: str
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """Relevance of each passage to ``query``, in the passages' order."""
+        ...
+
+
+def normalize(vectors: npt.ArrayLike) -> Vectors:
+    """L2-normalise rows; zero rows stay zero."""
+    arr = np.asarray(vectors, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: Vectors = arr / norms
+    return out

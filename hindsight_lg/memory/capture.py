@@ -1,0 +1,331 @@
+"""The write path: turn -> events -> embed -> merge or supersede -> edges -> audit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hindsight_lg._text import clean, has_negation, summarize
+from hindsight_lg.embeddings.base import Embedder
+from hindsight_lg.memory.encode import EventDraft, Extraction, extract
+from hindsight_lg.memory.model import (
+    AuditEntry,
+    Edge,
+    EdgeType,
+    Kind,
+    MemoryRecord,
+    Scope,
+    SourceKind,
+    Status,
+    Tier,
+)
+from hindsight_lg.memory.policy import Policy
+from hindsight_lg.store.base import MemoryBackend, Where
+
+Extractor = Callable[[str, str | None, float], Extraction]
+_CONFLICT_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
+
+
+@dataclass(slots=True)
+class Turn:
+    """One utterance to capture, normalised from whatever the caller passed."""
+
+    text: str
+    speaker: str | None
+    source_ids: list[str]
+    source_kind: SourceKind = SourceKind.USER_CONFIRMED
+
+
+def entity_id(name: str) -> str:
+    """The graph node id of an entity (edges ``mentions`` point at it)."""
+    return "entity:" + " ".join(name.lower().split())
+
+
+def _content(message: Any) -> str:
+    content = getattr(message, "content", None)
+    if content is None and isinstance(message, dict):
+        content = message.get("content", "")
+    if isinstance(content, list):  # multimodal content blocks
+        content = " ".join(
+            b.get("text", "") if isinstance(b, dict) else str(b) for b in content
+        )
+    if isinstance(content, bytes):
+        raise ValueError("message content is bytes: decode it to text first")
+    return str(content or "")
+
+
+def _role(message: Any) -> str:
+    role = getattr(message, "type", None)
+    if role is None and isinstance(message, dict):
+        role = message.get("role") or message.get("type")
+    return {"human": "user", "ai": "assistant"}.get(str(role), str(role or "user"))
+
+
+def to_turns(
+    payload: Any, speaker: str | None, source_ids: Sequence[str] | None
+) -> list[Turn]:
+    """Normalise text, a message, or a list of messages into turns.
+
+    Tool and system messages are skipped: they are not what people said.
+    """
+    if isinstance(payload, bytes):
+        raise ValueError("capture() takes text or messages, not bytes")
+    if isinstance(payload, str):
+        return [Turn(payload, speaker, list(source_ids or []))]
+    messages = payload if isinstance(payload, (list, tuple)) else [payload]
+    turns = []
+    for msg in messages:
+        role = _role(msg)
+        if role not in ("user", "assistant"):
+            continue
+        msg_id = getattr(msg, "id", None) or (
+            msg.get("id") if isinstance(msg, dict) else None
+        )
+        ids = list(source_ids or []) or ([str(msg_id)] if msg_id else [])
+        kind = (
+            SourceKind.USER_CONFIRMED if role == "user" else SourceKind.AGENT_INFERRED
+        )
+        name = getattr(msg, "name", None) or (
+            speaker if role == "user" else "assistant"
+        )
+        turns.append(Turn(_content(msg), name or role, ids, kind))
+    return turns
+
+
+class Writer:
+    """Runs the write pipeline for one memory engine."""
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        embedder: Embedder,
+        policy: Policy,
+        extractor: Extractor | None = None,
+    ) -> None:
+        self.backend = backend
+        self.embedder = embedder
+        self.policy = policy
+        self.extractor = extractor or (
+            lambda t, s, ts: extract(t, speaker=s, ref_time=ts)
+        )
+        self._last_in_thread: dict[tuple[str, str], str] = {}
+
+    def drafts(self, turn: Turn, event_time: float) -> tuple[Extraction, bool]:
+        """Extract events of a turn; returns them and whether the text was truncated."""
+        text, truncated = clean(turn.text, max_chars=self.policy.max_content_chars)
+        if not text:
+            return Extraction(events=[]), truncated
+        extraction = self.extractor(text, turn.speaker, event_time)
+        for d in extraction.events:
+            if turn.source_kind is SourceKind.AGENT_INFERRED:
+                d.source_kind = SourceKind.AGENT_INFERRED
+                d.salience = round(max(0.0, d.salience - 0.15), 3)
+        return extraction, truncated
+
+    def new_record(
+        self,
+        d: EventDraft,
+        *,
+        namespace: str,
+        agent_id: str,
+        scope: Scope,
+        thread_id: str,
+        event_time: float,
+        now: float,
+        turn: Turn,
+        vector: list[float],
+        truncated: bool,
+    ) -> MemoryRecord:
+        """A record for a draft, with the policy's seeds for its kind."""
+        record = MemoryRecord(
+            namespace=namespace,
+            content=d.content,
+            kind=d.kind,
+            agent_id=agent_id,
+            scope=scope,
+            tier=Tier.PROCEDURAL if d.kind is Kind.RULE else Tier.EPISODIC,
+            summary=summarize(d.content),
+            dense=vector,
+            event_time=event_time,
+            created_at=now,
+            importance=self.policy.importance(d.kind),
+            confidence=0.6 if d.source_kind is SourceKind.USER_SPECULATION else 1.0,
+            half_life_days=self.policy.half_life(d.kind),
+            participants=d.participants,
+            entities=d.entities,
+            goal=d.goal,
+            action=d.action,
+            emotion=d.emotion,
+            source_kind=d.source_kind,
+            thread_id=thread_id,
+            source_ids=list(turn.source_ids),
+            salience=d.salience,
+            mentioned_time=d.mentioned_time,
+        )
+        if truncated:
+            record.meta["truncated"] = True
+        if d.is_update:
+            record.meta["is_update"] = True
+        return record
+
+    def write(
+        self,
+        namespace: str,
+        records: list[MemoryRecord],
+        extraction_causes: list[tuple[int, int]],
+        now: float,
+    ) -> list[MemoryRecord]:
+        """Merge, supersede or insert each record; add edges and audit entries."""
+        written: list[MemoryRecord] = []
+        edges: list[Edge] = []
+        audit: list[AuditEntry] = []
+        for record in records:
+            result, new_edges, entry = self._place(namespace, record, now)
+            written.append(result)
+            edges += new_edges
+            audit.append(entry)
+        edges += self._turn_edges(namespace, written, extraction_causes, now)
+        self.backend.add_edges(namespace, edges)
+        self.backend.append_audit(namespace, audit)
+        return written
+
+    def _place(
+        self, namespace: str, record: MemoryRecord, now: float
+    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
+        hits = self.backend.search_dense(
+            namespace,
+            record.dense,
+            Where(reader=record.agent_id or None),
+            limit=self.policy.conflict_candidates,
+        )
+        for hit in hits:
+            if self._conflicts(record, hit.record, hit.score):
+                return self._supersede(namespace, record, hit.record, now)
+        for hit in hits:
+            if (
+                hit.score >= self.policy.merge_threshold
+                and hit.record.kind == record.kind
+            ):
+                return self._merge(namespace, record, hit.record.id, now)
+        self.backend.upsert(namespace, [record])
+        mentions = [
+            Edge(namespace, record.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
+            for e in record.entities
+        ]
+        return (
+            record,
+            mentions,
+            AuditEntry(
+                namespace,
+                record.id,
+                "create",
+                now,
+                {"content": record.content, "source_ids": record.source_ids},
+            ),
+        )
+
+    def _conflicts(self, new: MemoryRecord, old: MemoryRecord, sim: float) -> bool:
+        # An update or contradiction: same kind, same subject, and either the
+        # polarity flips or the new statement says it is an update.
+        if new.kind != old.kind or new.kind not in _CONFLICT_KINDS:
+            return False
+        shared = {e.lower() for e in new.entities} & {e.lower() for e in old.entities}
+        if not shared or sim < 0.3:
+            return False
+        flipped = has_negation(new.content) != has_negation(old.content)
+        return flipped or bool(new.meta.get("is_update"))
+
+    def _supersede(
+        self, namespace: str, new: MemoryRecord, old: MemoryRecord, now: float
+    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
+        full_old = self.backend.get(namespace, [old.id], vectors=True)[0]
+        full_old.status = Status.SUPERSEDED
+        full_old.superseded_by = new.id
+        full_old.importance = self.policy.superseded_importance
+        full_old.version += 1
+        self.backend.upsert(namespace, [new, full_old])
+        edges = [Edge(namespace, new.id, old.id, EdgeType.SUPERSEDES, 1.0, now)]
+        edges += [
+            Edge(namespace, new.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
+            for e in new.entities
+        ]
+        return (
+            new,
+            edges,
+            AuditEntry(
+                namespace,
+                new.id,
+                "supersede",
+                now,
+                {
+                    "content": new.content,
+                    "supersedes": old.id,
+                    "source_ids": new.source_ids,
+                },
+            ),
+        )
+
+    def _merge(
+        self, namespace: str, new: MemoryRecord, old_id: str, now: float
+    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
+        old = self.backend.get(namespace, [old_id], vectors=True)[0]
+        old.event_time = max(old.event_time, new.event_time)
+        old.last_accessed_at = now
+        old.importance = min(1.0, old.importance + 0.1 * (1 - old.importance))
+        old.source_ids = list(dict.fromkeys(old.source_ids + new.source_ids))
+        old.entities = list(dict.fromkeys(old.entities + new.entities))
+        old.participants = list(dict.fromkeys(old.participants + new.participants))
+        if new.content not in old.content and len(old.content) < 2000:
+            old.meta.setdefault("details", []).append(new.content)
+        old.version += 1
+        self.backend.upsert(namespace, [old])
+        return (
+            old,
+            [],
+            AuditEntry(
+                namespace,
+                old.id,
+                "merge",
+                now,
+                {"content": new.content, "source_ids": new.source_ids},
+            ),
+        )
+
+    def _turn_edges(
+        self,
+        namespace: str,
+        written: list[MemoryRecord],
+        causes: list[tuple[int, int]],
+        now: float,
+    ) -> list[Edge]:
+        edges = [
+            Edge(namespace, written[i].id, written[j].id, EdgeType.CAUSES, 0.9, now)
+            for i, j in causes
+            if i < len(written) and j < len(written) and written[i].id != written[j].id
+        ]
+        for a, b in zip(written, written[1:], strict=False):
+            if a.id != b.id:
+                edges.append(Edge(namespace, a.id, b.id, EdgeType.PRECEDES, 0.6, now))
+        if written and written[0].thread_id:
+            key = (namespace, written[0].thread_id)
+            prev = self._last_in_thread.get(key)
+            if prev and prev != written[0].id:
+                edges.append(
+                    Edge(namespace, prev, written[0].id, EdgeType.PRECEDES, 0.4, now)
+                )
+            self._last_in_thread[key] = written[-1].id
+        return edges
+
+
+def embed_records(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Embed texts, checking the model returned finite vectors of its own dimension."""
+    vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+    if vectors.shape != (len(texts), embedder.dim) or not np.isfinite(vectors).all():
+        raise ValueError(
+            f"embedder {embedder.model_id} returned shape {vectors.shape}, "
+            f"expected ({len(texts)}, {embedder.dim}) of finite numbers"
+        )
+    return [list(map(float, v)) for v in vectors]

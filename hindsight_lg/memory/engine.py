@@ -1,0 +1,413 @@
+"""``HindsightMemory``: the engine users hold. Capture, recall, inspect, close."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from hindsight_lg import telemetry
+from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
+from hindsight_lg.memory._recall_paths import Searcher
+from hindsight_lg.memory.capture import Extractor, Writer, embed_records, to_turns
+from hindsight_lg.memory.model import AuditEntry, Edge, MemoryRecord, Scope, now_ts
+from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall import RecallResult
+from hindsight_lg.store.base import MemoryBackend, Where, check_namespace
+
+_ALL_STATUSES = ("active", "cold", "superseded", "archived")
+
+
+class HindsightMemory:
+    """Long-term memory for agents: capture turns, recall by association.
+
+    Args:
+        backend: where memories live (:class:`~hindsight_lg.store.milvus.MilvusBackend`
+            or the in-memory reference backend).
+        embedder: dense embedding model; see :func:`~hindsight_lg.embeddings.default_embedder`.
+        policy: every tunable; defaults are the design's seed values.
+        llm: optional LangChain chat model for extraction (heuristics without it).
+        reranker: optional cross-encoder applied after scoring.
+        clock: returns "now" as POSIX seconds; inject one for deterministic tests.
+
+    Example:
+        >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+        >>> memory = HindsightMemory(InMemoryBackend(), HashingEmbedder())
+        >>> _ = memory.capture("I prefer green tea over coffee", namespace="u42")
+        >>> memory.recall("what does the user drink?", namespace="u42").records[0].kind
+        <Kind.PREFERENCE: 'preference'>
+    """
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        embedder: Embedder | None = None,
+        *,
+        policy: Policy | None = None,
+        llm: Any = None,
+        reranker: Reranker | None = None,
+        clock: Callable[[], float] = now_ts,
+        owns_backend: bool = False,
+    ) -> None:
+        self.backend = backend
+        self.embedder = embedder if embedder is not None else default_embedder()
+        self.policy = policy or Policy()
+        self.llm = llm
+        self.reranker = reranker
+        self.clock = clock
+        self._owns_backend = owns_backend
+        self._writer = Writer(backend, self.embedder, self.policy, self._extractor())
+        self._searcher = Searcher(backend, self.embedder, self.policy, reranker)
+        self._write_lock = threading.RLock()
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
+        self.setup()
+
+    @classmethod
+    def from_uri(
+        cls,
+        uri: str = "./hindsight.db",
+        *,
+        embedder: Embedder | str | None = None,
+        token: str = "",
+        prefix: str = "hindsight",
+        **kwargs: Any,
+    ) -> HindsightMemory:
+        """Open memory at ``uri``: a Milvus Lite file, ``http(s)://`` server, or ``:memory:``.
+
+        The returned memory owns its backend: :meth:`close` closes it.
+        """
+        chosen = default_embedder(embedder)
+        if uri == ":memory:":
+            from hindsight_lg.store.memory import InMemoryBackend
+
+            backend: MemoryBackend = InMemoryBackend()
+        else:
+            from hindsight_lg.store.milvus import MilvusBackend
+
+            backend = MilvusBackend(uri, token=token, prefix=prefix)
+        return cls(backend, chosen, owns_backend=True, **kwargs)
+
+    def setup(self) -> None:
+        """Create collections and check the embedding model; idempotent."""
+        self.backend.setup(dim=self.embedder.dim, model_id=self.embedder.model_id)
+
+    def _extractor(self) -> Extractor | None:
+        if self.llm is None:
+            return None
+        from hindsight_lg.memory.extract import llm_extractor
+
+        return llm_extractor(self.llm)
+
+    # -- write -------------------------------------------------------------
+
+    def capture(
+        self,
+        messages_or_text: Any,
+        *,
+        namespace: str,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        speaker: str | None = None,
+        event_time: float | None = None,
+        source_ids: Sequence[str] | None = None,
+        scope: Scope | str = Scope.PRIVATE,
+    ) -> list[MemoryRecord]:
+        """Encode a turn (text, a message, or messages) into long-term memories.
+
+        Args:
+            messages_or_text: a string, a LangChain message or dict, or a list of them.
+            namespace: the tenant (usually the user id); required.
+            agent_id: the writing agent; private memories are visible to it only.
+            thread_id: the conversation thread, kept as the memory's source.
+            speaker: who said a plain-text turn.
+            event_time: when it was said (POSIX seconds); now by default.
+            source_ids: message or dialogue-turn ids this turn came from.
+            scope: ``private`` (default), ``team`` or ``global``.
+
+        Returns:
+            The memories written or updated (merged duplicates appear once).
+
+        Raises:
+            ValueError: empty namespace, bytes or binary content.
+        """
+        check_namespace(namespace)
+        turns = to_turns(messages_or_text, speaker, source_ids)
+        now = self.clock()
+        when = now if event_time is None else float(event_time)
+        with (
+            telemetry.memory_span(
+                telemetry.CAPTURE,
+                telemetry.CREATE_MEMORY,
+                namespace=namespace,
+                agent=agent_id or "",
+                turns=len(turns),
+            ) as span,
+            self._write_lock,
+        ):
+            written: list[MemoryRecord] = []
+            for turn in turns:
+                written += self._capture_turn(
+                    turn,
+                    namespace,
+                    agent_id or "",
+                    Scope(scope),
+                    thread_id or "",
+                    when,
+                    now,
+                )
+            self.backend.flush()
+            span.set_attribute("hindsight.memory_ids", [r.id for r in written])
+            return written
+
+    def _capture_turn(
+        self,
+        turn: Any,
+        namespace: str,
+        agent_id: str,
+        scope: Scope,
+        thread_id: str,
+        when: float,
+        now: float,
+    ) -> list[MemoryRecord]:
+        with telemetry.memory_span(telemetry.ENCODE):
+            extraction, truncated = self._writer.drafts(turn, when)
+        keep = [d for d in extraction.events if d.salience >= self.policy.min_salience]
+        if not keep:
+            self.backend.append_audit(
+                namespace,
+                [
+                    AuditEntry(
+                        namespace,
+                        "",
+                        "observe",
+                        now,
+                        {"content": turn.text[:2000], "source_ids": turn.source_ids},
+                    )
+                ],
+            )
+            return []
+        with telemetry.memory_span(telemetry.EMBED, kind="EMBEDDING", count=len(keep)):
+            vectors = embed_records(self.embedder, [d.content for d in keep])
+        records = [
+            self._writer.new_record(
+                d,
+                namespace=namespace,
+                agent_id=agent_id,
+                scope=scope,
+                thread_id=thread_id,
+                event_time=when,
+                now=now,
+                turn=turn,
+                vector=v,
+                truncated=truncated,
+            )
+            for d, v in zip(keep, vectors, strict=True)
+        ]
+        index = {id(d): i for i, d in enumerate(keep)}
+        causes = [
+            (index[id(extraction.events[a])], index[id(extraction.events[b])])
+            for a, b in extraction.causes
+            if id(extraction.events[a]) in index and id(extraction.events[b]) in index
+        ]
+        with telemetry.memory_span(telemetry.STORE_WRITE, count=len(records)):
+            return self._writer.write(namespace, records, causes, now)
+
+    async def acapture(
+        self, messages_or_text: Any, **kwargs: Any
+    ) -> list[MemoryRecord]:
+        """Async twin of :meth:`capture` (runs the store I/O in a worker thread)."""
+        return await asyncio.to_thread(self.capture, messages_or_text, **kwargs)
+
+    # -- read --------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        namespace: str,
+        budget_tokens: int | None = None,
+        k: int | None = None,
+        explain: bool = False,
+        agent_id: str | None = None,
+        context: Sequence[str] = (),
+        include_experience: bool = False,
+        timeout: float | None = -1.0,
+    ) -> RecallResult:
+        """Recall memories relevant to ``query``, fitted to a token budget.
+
+        Args:
+            query: the question or the user's latest message.
+            namespace: the tenant to search; nothing outside it is ever returned.
+            budget_tokens: size of the rendered block (ceil(chars/4) tokens).
+            k: how many memories at most; sized to the query when ``None``.
+            explain: attach per-path scores and why others were cut.
+            agent_id: the reading agent (private memories of others stay hidden).
+            context: recent messages, used to extract extra probes.
+            include_experience: also return unconfirmed experience lessons.
+            timeout: seconds before giving up with an empty result (``None``: wait;
+                default: the policy's ``recall_timeout_s``).
+
+        Returns:
+            A :class:`RecallResult`; empty (with ``timed_out``) past the deadline.
+        """
+        check_namespace(namespace)
+        budget = (
+            self.policy.default_budget_tokens
+            if budget_tokens is None
+            else budget_tokens
+        )
+        if budget <= 0:
+            raise ValueError("budget_tokens must be positive")
+        limit = self.policy.recall_timeout_s if timeout == -1.0 else timeout
+        call = (
+            query,
+            namespace,
+            budget,
+            k,
+            explain,
+            agent_id,
+            tuple(context),
+            include_experience,
+            self.clock(),
+        )
+        with telemetry.memory_span(
+            telemetry.RECALL,
+            telemetry.SEARCH_MEMORY,
+            namespace=namespace,
+            agent=agent_id or "",
+            budget_tokens=budget,
+            **{"input.value": query},
+        ) as span:
+            if limit is None:
+                result = self._searcher.recall(*call)
+            else:
+                result = self._recall_with_deadline(call, limit, span)
+            self._searcher.annotate(span, result)
+            return result
+
+    def _recall_with_deadline(
+        self, call: tuple[Any, ...], limit: float, span: Any
+    ) -> RecallResult:
+        future = self._pool.submit(self._searcher.recall, *call)
+        try:
+            return future.result(timeout=limit)
+        except FutureTimeout:
+            span.add_event("recall.timeout", {"hindsight.timeout_s": limit})
+            telemetry.get_logger().warning(
+                "recall_timeout", timeout_s=limit, namespace=call[1]
+            )
+            return RecallResult(
+                query=call[0], memories=[], budget_tokens=call[2], timed_out=True
+            )
+
+    async def arecall(self, query: str, **kwargs: Any) -> RecallResult:
+        """Async twin of :meth:`recall`."""
+        return await asyncio.to_thread(self.recall, query, **kwargs)
+
+    def get(self, namespace: str, memory_id: str) -> MemoryRecord | None:
+        """One memory by id (any status), or ``None``."""
+        rows = self.backend.get(check_namespace(namespace), [memory_id])
+        return rows[0] if rows else None
+
+    def list_memories(
+        self,
+        namespace: str,
+        *,
+        history: bool = False,
+        kinds: Sequence[str] = (),
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        limit: int = 1000,
+    ) -> list[MemoryRecord]:
+        """Memories of a namespace, newest first; ``history=True`` adds superseded,
+        cold and archived ones."""
+        statuses = _ALL_STATUSES if history else ("active",)
+        where = Where(
+            statuses=statuses, kinds=tuple(kinds), reader=agent_id, thread_id=thread_id
+        )
+        return self.backend.query(check_namespace(namespace), where, limit=limit)
+
+    def edges(self, namespace: str, memory_id: str) -> list[Edge]:
+        """Edges touching one memory."""
+        return self.backend.edges(check_namespace(namespace), [memory_id])
+
+    def audit(self, namespace: str, memory_id: str | None = None) -> list[AuditEntry]:
+        """The audit trail of a namespace or of one memory, oldest first."""
+        return self.backend.audit(check_namespace(namespace), memory_id)
+
+    def stats(self, namespace: str) -> dict[str, Any]:
+        """Counts by status, kind and tier, plus edges-free totals."""
+        rows = self.list_memories(namespace, history=True, limit=100_000)
+        return {
+            "namespace": namespace,
+            "total": len(rows),
+            "by_status": dict(Counter(r.status.value for r in rows)),
+            "by_kind": dict(Counter(r.kind.value for r in rows)),
+            "by_tier": dict(Counter(r.tier.value for r in rows)),
+            "embedder": self.embedder.model_id,
+            "backend": self.backend.capabilities.name,
+        }
+
+    def namespaces(self) -> list[str]:
+        """Every namespace holding memories."""
+        return self.backend.namespaces()
+
+    def forget(
+        self,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        thread_id: str | None = None,
+    ) -> int:
+        """Delete memories for real, with their edges and audit content.
+
+        Args:
+            namespace: the tenant.
+            ids: memories to delete; ``None`` with no ``thread_id`` deletes the
+                whole namespace (right to be forgotten).
+            thread_id: delete the memories captured from this thread.
+
+        Returns:
+            How many memories were deleted.
+        """
+        check_namespace(namespace)
+        with (
+            telemetry.memory_span(
+                telemetry.FORGET, telemetry.DELETE_MEMORY, namespace=namespace
+            ) as span,
+            self._write_lock,
+        ):
+            whole_namespace = ids is None and thread_id is None
+            if ids is None:
+                where = Where(statuses=(*_ALL_STATUSES, "deleted"), thread_id=thread_id)
+                ids = [r.id for r in self.backend.query(namespace, where, limit=10**7)]
+            n = self.backend.delete(namespace, list(ids))
+            self.backend.delete_edges(namespace, list(ids))
+            self.backend.purge_audit(namespace, None if whole_namespace else list(ids))
+            self.backend.flush()
+            span.set_attribute("hindsight.count", n)
+            return n
+
+    # -- lifecycle of the object -------------------------------------------
+
+    def flush(self) -> None:
+        """Make every accepted write durable and searchable."""
+        self.backend.flush()
+
+    def close(self) -> None:
+        """Flush, stop workers, and close the backend if this memory owns it."""
+        self._pool.shutdown(wait=True)
+        if self._owns_backend:
+            self.backend.close()
+        else:
+            self.backend.flush()
+
+    def __enter__(self) -> HindsightMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,254 @@
+"""The memory model: one record type, typed weighted edges, audit entries.
+
+Times are POSIX seconds (UTC floats) everywhere inside the engine: the scoring
+maths needs differences, and Milvus stores them as plain numbers. Use
+:func:`to_datetime` for display.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Kind(StrEnum):
+    """What a memory is about; decides its half-life and seed importance."""
+
+    PREFERENCE = "preference"
+    FACT = "fact"
+    TASK = "task"
+    EVENT = "event"
+    QUERY = "query"
+    EMOTION = "emotion"
+    EXPERIENCE = "experience"
+    RULE = "rule"
+
+
+class Tier(StrEnum):
+    """Where a memory lives: the thread, episodes, or durable knowledge."""
+
+    WORKING = "working"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+
+
+class Status(StrEnum):
+    """Lifecycle state; only ``active`` memories are recalled by default."""
+
+    ACTIVE = "active"
+    COLD = "cold"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+    DELETED = "deleted"
+
+
+class Scope(StrEnum):
+    """Who may see a memory besides its namespace's owner agent."""
+
+    PRIVATE = "private"
+    TEAM = "team"
+    GLOBAL = "global"
+
+
+class SourceKind(StrEnum):
+    """How much the memory's source can be trusted."""
+
+    USER_CONFIRMED = "user-confirmed"
+    USER_SPECULATION = "user-speculation"
+    THIRD_PARTY = "third-party"
+    AGENT_INFERRED = "agent-inferred"
+
+
+class EdgeType(StrEnum):
+    """Typed, directed relations between memories (or a memory and an entity)."""
+
+    CAUSES = "causes"
+    CONTRADICTS = "contradicts"
+    SUPERSEDES = "supersedes"
+    SUPPLEMENTS = "supplements"
+    PRECEDES = "precedes"
+    DERIVED_FROM = "derived_from"
+    MENTIONS = "mentions"
+    SEMANTIC = "semantic"
+
+
+def now_ts() -> float:
+    """Current time as POSIX seconds."""
+    return datetime.now(UTC).timestamp()
+
+
+def to_datetime(ts: float) -> datetime:
+    """POSIX seconds to an aware UTC datetime."""
+    return datetime.fromtimestamp(ts, UTC)
+
+
+def new_id() -> str:
+    """A fresh memory id (32 hex chars, sortable enough for humans to tell apart)."""
+    return uuid.uuid4().hex
+
+
+@dataclass(slots=True)
+class MemoryRecord:
+    """One memory: an event, fact, preference, rule or lesson, with its metadata.
+
+    Example:
+        >>> r = MemoryRecord(namespace="u42", content="Prefers tea over coffee",
+        ...                  kind=Kind.PREFERENCE)
+        >>> r.status
+        <Status.ACTIVE: 'active'>
+    """
+
+    namespace: str
+    content: str
+    kind: Kind = Kind.EVENT
+    id: str = field(default_factory=new_id)
+    agent_id: str = ""
+    scope: Scope = Scope.PRIVATE
+    tier: Tier = Tier.EPISODIC
+    summary: str = ""
+    dense: list[float] = field(default_factory=list, repr=False)
+    sparse: dict[int, float] = field(default_factory=dict, repr=False)
+    event_time: float = field(default_factory=now_ts)
+    created_at: float = field(default_factory=now_ts)
+    last_accessed_at: float = 0.0
+    valid_until: float | None = None
+    importance: float = 0.5
+    confidence: float = 1.0
+    strength: float = 1.0
+    half_life_days: float = 14.0
+    access_count: int = 0
+    status: Status = Status.ACTIVE
+    superseded_by: str | None = None
+    version: int = 1
+    participants: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    goal: str = ""
+    action: str = ""
+    emotion: str = ""
+    source_kind: SourceKind = SourceKind.USER_CONFIRMED
+    thread_id: str = ""
+    source_ids: list[str] = field(default_factory=list)
+    salience: float = 0.5
+    mentioned_time: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.kind = Kind(self.kind)
+        self.scope = Scope(self.scope)
+        self.tier = Tier(self.tier)
+        self.status = Status(self.status)
+        self.source_kind = SourceKind(self.source_kind)
+
+    def to_dict(self, *, vectors: bool = True) -> dict[str, Any]:
+        """Plain JSON-ready dict; enums become their string values."""
+        data = dataclasses.asdict(self)
+        for key, value in data.items():
+            if isinstance(value, StrEnum):
+                data[key] = value.value
+        data["sparse"] = {str(k): v for k, v in self.sparse.items()}
+        if not vectors:
+            data.pop("dense")
+            data.pop("sparse")
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryRecord:
+        """Inverse of :meth:`to_dict`; unknown keys are kept in ``meta``."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        known = {k: v for k, v in data.items() if k in names}
+        extra = {k: v for k, v in data.items() if k not in names}
+        if "sparse" in known:
+            known["sparse"] = {int(k): float(v) for k, v in known["sparse"].items()}
+        record = cls(**known)
+        record.meta.update(extra)
+        return record
+
+    def replace(self, **changes: Any) -> MemoryRecord:
+        """A copy with ``changes`` applied (lists and dicts are copied too)."""
+        copied = dataclasses.replace(self, **changes)
+        for name in ("participants", "entities", "source_ids"):
+            if name not in changes:
+                setattr(copied, name, list(getattr(self, name)))
+        if "meta" not in changes:
+            copied.meta = dict(self.meta)
+        return copied
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A typed, weighted, directed relation ``src -[type]-> dst`` in one namespace."""
+
+    namespace: str
+    src: str
+    dst: str
+    type: EdgeType
+    weight: float = 1.0
+    created_at: float = field(default_factory=now_ts)
+
+    @property
+    def key(self) -> str:
+        """Stable identity: one edge per (src, type, dst)."""
+        return f"{self.src}:{self.type.value}:{self.dst}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict."""
+        return {
+            "namespace": self.namespace,
+            "src": self.src,
+            "dst": self.dst,
+            "type": self.type.value,
+            "weight": self.weight,
+            "created_at": self.created_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Edge:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            namespace=data["namespace"],
+            src=data["src"],
+            dst=data["dst"],
+            type=EdgeType(data["type"]),
+            weight=float(data.get("weight", 1.0)),
+            created_at=float(data.get("created_at", now_ts())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One write to a memory: what happened, when, and with which detail."""
+
+    namespace: str
+    memory_id: str
+    op: str
+    at: float = field(default_factory=now_ts)
+    detail: dict[str, Any] = field(default_factory=dict)
+    id: str = field(default_factory=new_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict."""
+        return {
+            "id": self.id,
+            "namespace": self.namespace,
+            "memory_id": self.memory_id,
+            "op": self.op,
+            "at": self.at,
+            "detail": dict(self.detail),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AuditEntry:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            namespace=data["namespace"],
+            memory_id=data["memory_id"],
+            op=data["op"],
+            at=float(data["at"]),
+            detail=dict(data.get("detail") or {}),
+            id=data.get("id") or new_id(),
+        )

@@ -1,0 +1,92 @@
+"""One object holding every tunable of the engine, with the design's seed values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hindsight_lg.memory.model import Kind
+
+
+def _half_lives() -> dict[Kind, float]:
+    return {
+        Kind.PREFERENCE: 90.0,
+        Kind.TASK: 30.0,
+        Kind.FACT: 14.0,
+        Kind.EVENT: 14.0,
+        Kind.QUERY: 1.0,
+        Kind.EMOTION: 7.0,
+        Kind.EXPERIENCE: 180.0,
+        Kind.RULE: 700.0,
+    }
+
+
+def _importance() -> dict[Kind, float]:
+    return {
+        Kind.PREFERENCE: 0.8,
+        Kind.TASK: 0.7,
+        Kind.FACT: 0.5,
+        Kind.EVENT: 0.5,
+        Kind.QUERY: 0.2,
+        Kind.EMOTION: 0.4,
+        Kind.EXPERIENCE: 0.6,
+        Kind.RULE: 0.9,
+    }
+
+
+def _score_weights() -> dict[str, float]:
+    return {"similarity": 0.4, "recency": 0.2, "importance": 0.25, "graph": 0.15}
+
+
+def _probe_weights() -> dict[str, float]:
+    return {"entity": 1.0, "text": 0.5, "emotion": 0.6, "goal": 0.8, "time": 0.8}
+
+
+@dataclass(slots=True)
+class Policy:
+    """Every default of the memory engine in one place.
+
+    Example:
+        >>> p = Policy(merge_threshold=0.95)
+        >>> p.half_life_days[Kind.PREFERENCE]
+        90.0
+    """
+
+    half_life_days: dict[Kind, float] = field(default_factory=_half_lives)
+    initial_importance: dict[Kind, float] = field(default_factory=_importance)
+    score_weights: dict[str, float] = field(default_factory=_score_weights)
+    probe_weights: dict[str, float] = field(default_factory=_probe_weights)
+    # Encode
+    min_salience: float = 0.3
+    merge_threshold: float = 0.92
+    conflict_candidates: int = 8
+    superseded_importance: float = 0.1
+    max_content_chars: int = 8000
+    # Recall
+    default_budget_tokens: int = 1000
+    candidates_per_path: int = 30
+    recency_window_days: float = 7.0
+    graph_hops: int = 2
+    graph_decay: float = 0.5
+    graph_seeds: int = 5
+    full_text_share: float = 0.2
+    min_strength: float = 0.05
+    cold_wake_similarity: float = 0.85
+    cold_wake_boost: float = 2.0
+    recall_timeout_s: float = 0.2
+    rrf_k: int = 60
+    lexical_score_floor: float = 3.0
+    # Lifecycle
+    cold_threshold: float = 0.15
+    archive_threshold: float = 0.05
+    reinforce_half_life_factor: float = 1.2
+    consolidate_every: int = 500
+    experience_confidence: float = 0.6
+    experience_confirmations: int = 2
+
+    def half_life(self, kind: Kind) -> float:
+        """Half-life in days of a memory of ``kind``."""
+        return self.half_life_days.get(Kind(kind), 14.0)
+
+    def importance(self, kind: Kind) -> float:
+        """Seed importance of a memory of ``kind``."""
+        return self.initial_importance.get(Kind(kind), 0.5)

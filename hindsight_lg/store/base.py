@@ -1,0 +1,184 @@
+"""The storage protocol every backend implements, and the filter it understands.
+
+Every method takes the namespace (tenant) as its first argument: there is no
+way to read or write without one, so isolation holds by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from hindsight_lg.memory.model import AuditEntry, Edge, EdgeType, MemoryRecord, Scope
+
+_MAX_NAMESPACE = 256
+
+
+def check_namespace(namespace: str) -> str:
+    """Validate a namespace; returns it unchanged.
+
+    Raises:
+        ValueError: empty, too long, or containing control characters.
+        TypeError: not a string.
+    """
+    if not isinstance(namespace, str):
+        raise TypeError(f"namespace must be a str, not {type(namespace).__name__}")
+    if not namespace or not namespace.strip():
+        raise ValueError("namespace must be a non-empty string (a user or tenant id)")
+    if len(namespace) > _MAX_NAMESPACE:
+        raise ValueError(f"namespace is longer than {_MAX_NAMESPACE} characters")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in namespace):
+        raise ValueError("namespace must not contain control characters")
+    return namespace
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """A conjunction of conditions on records, translated by each backend.
+
+    ``reader`` applies visibility: a private memory is seen only by the agent
+    that wrote it (or by everyone when it has no agent); team and global
+    memories are seen by every agent of the namespace.
+    """
+
+    statuses: tuple[str, ...] = ("active",)
+    kinds: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
+    ids: tuple[str, ...] = ()
+    thread_id: str | None = None
+    reader: str | None = None
+    since: float | None = None
+    until: float | None = None
+    min_strength: float | None = None
+
+    def matches(self, r: MemoryRecord) -> bool:
+        """Reference semantics, used by the in-memory backend and by tests."""
+        checks = (
+            not self.statuses or r.status.value in self.statuses,
+            not self.kinds or r.kind.value in self.kinds,
+            not self.tiers or r.tier.value in self.tiers,
+            not self.ids or r.id in self.ids,
+            self.thread_id is None or r.thread_id == self.thread_id,
+            self.since is None or r.event_time >= self.since,
+            self.until is None or r.event_time < self.until,
+            self.min_strength is None or r.strength >= self.min_strength,
+            self.reader is None or visible_to(r, self.reader),
+        )
+        return all(checks)
+
+
+def visible_to(record: MemoryRecord, reader: str) -> bool:
+    """Whether agent ``reader`` may see ``record`` (namespace already matched)."""
+    if record.scope is not Scope.PRIVATE:
+        return True
+    return record.agent_id in ("", reader)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search result: the record and the path's raw score (higher is better)."""
+
+    record: MemoryRecord
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can do natively; the engine adapts to the rest."""
+
+    bm25: bool = False
+    name: str = "unknown"
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class MemoryBackend(Protocol):
+    """Where memories, edges and the audit trail live.
+
+    Two implementations ship: :class:`~hindsight_lg.store.milvus.MilvusBackend`
+    and the in-memory reference :class:`~hindsight_lg.testing.InMemoryBackend`.
+    Both pass ``tests/store/test_contract.py``.
+    """
+
+    capabilities: Capabilities
+
+    def setup(self, *, dim: int, model_id: str) -> None:
+        """Create collections/indexes if missing; check the embedding model matches."""
+        ...
+
+    def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
+        """Insert or replace records (by id) in ``namespace``."""
+        ...
+
+    def get(
+        self, namespace: str, ids: Sequence[str], *, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        """Records of ``namespace`` with these ids (any status), in no set order."""
+        ...
+
+    def query(
+        self, namespace: str, where: Where, *, limit: int = 1000, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        """Records matching ``where``, newest event first."""
+        ...
+
+    def search_dense(
+        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+    ) -> list[Hit]:
+        """Nearest records by cosine similarity (score in [-1, 1])."""
+        ...
+
+    def search_lexical(
+        self, namespace: str, terms: Sequence[str], where: Where, *, limit: int
+    ) -> list[Hit]:
+        """Best records by BM25 over their lexical terms (score >= 0)."""
+        ...
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        """Delete records for real; returns how many existed."""
+        ...
+
+    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        """Insert or replace edges (one per src, type, dst)."""
+        ...
+
+    def edges(
+        self, namespace: str, ids: Sequence[str], *, types: Sequence[EdgeType] = ()
+    ) -> list[Edge]:
+        """Edges touching any of ``ids`` (either end): one query per frontier."""
+        ...
+
+    def delete_edges(self, namespace: str, ids: Sequence[str]) -> int:
+        """Delete every edge touching ``ids``; returns how many."""
+        ...
+
+    def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:
+        """Append audit entries."""
+        ...
+
+    def audit(self, namespace: str, memory_id: str | None = None) -> list[AuditEntry]:
+        """Audit entries of the namespace (or of one memory), oldest first."""
+        ...
+
+    def purge_audit(
+        self, namespace: str, memory_ids: Sequence[str] | None = None
+    ) -> int:
+        """Delete audit entries of these memories (all of the namespace if None)."""
+        ...
+
+    def namespaces(self) -> list[str]:
+        """Every namespace holding at least one record."""
+        ...
+
+    def count(self, namespace: str, where: Where) -> int:
+        """How many records match."""
+        ...
+
+    def flush(self) -> None:
+        """Make recent writes durable and searchable."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and files."""
+        ...

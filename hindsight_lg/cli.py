@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("demo", "inspect")
+COMMANDS = ("demo", "inspect", "lifecycle")
 
 
 def _configure_logging(verbose: bool) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
+from hindsight_lg.memory._lifecycle_ops import LifecycleOps
 from hindsight_lg.memory._recall_paths import Searcher
 from hindsight_lg.memory.capture import Extractor, Writer, embed_records, to_turns
 from hindsight_lg.memory.model import AuditEntry, Edge, MemoryRecord, Scope, now_ts
@@ -22,7 +23,7 @@ from hindsight_lg.store.base import MemoryBackend, Where, check_namespace
 _ALL_STATUSES = ("active", "cold", "superseded", "archived")
 
 
-class HindsightMemory:
+class HindsightMemory(LifecycleOps):
     """Long-term memory for agents: capture turns, recall by association.
 
     Args:
@@ -64,6 +65,7 @@ class HindsightMemory:
         self._searcher = Searcher(backend, self.embedder, self.policy, reranker)
         self._write_lock = threading.RLock()
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
+        self._new_episodes: Counter[str] = Counter()
         self.setup()
 
     @classmethod
@@ -161,7 +163,16 @@ class HindsightMemory:
                 )
             self.backend.flush()
             span.set_attribute("hindsight.memory_ids", [r.id for r in written])
+            self._count_episodes(namespace, len(written))
             return written
+
+    def _count_episodes(self, namespace: str, n: int) -> None:
+        # Consolidate in the background once a namespace gathers enough new
+        # episodes; never on the capturing caller's time.
+        self._new_episodes[namespace] += n
+        if self._new_episodes[namespace] >= self.policy.consolidate_every > 0:
+            self._new_episodes[namespace] = 0
+            self._pool.submit(self.consolidate, namespace)
 
     def _capture_turn(
         self,

@@ -17,12 +17,18 @@ def lit(value: str) -> str:
     """A double-quoted Milvus string literal for ``value``.
 
     Raises:
-        ValueError: ``value`` holds control characters (no legitimate id does).
+        ValueError: ``value`` holds control or surrogate characters (no
+            legitimate id does).
     """
     if not isinstance(value, str):
         raise TypeError(f"expected str, got {type(value).__name__}")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ValueError(f"control characters are not allowed in {value[:40]!r}")
+    if any(
+        ord(ch) < 32 or ord(ch) == 127 or 0xD800 <= ord(ch) < 0xE000 for ch in value
+    ):
+        # Surrogates cannot be encoded for the wire: reject them here, clearly.
+        raise ValueError(
+            f"control or surrogate characters are not allowed in {value[:40]!r}"
+        )
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

@@ -6,6 +6,7 @@ way to read or write without one, so isolation holds by construction.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -13,13 +14,15 @@ from typing import Protocol, runtime_checkable
 from hindsight_lg.memory.model import AuditEntry, Edge, EdgeType, MemoryRecord, Scope
 
 _MAX_NAMESPACE = 256
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 
 
 def check_namespace(namespace: str) -> str:
     """Validate a namespace; returns it unchanged.
 
     Raises:
-        ValueError: empty, too long, or containing control characters.
+        ValueError: empty, too long, or containing control, format or
+            surrogate characters.
         TypeError: not a string.
     """
     if not isinstance(namespace, str):
@@ -28,8 +31,13 @@ def check_namespace(namespace: str) -> str:
         raise ValueError("namespace must be a non-empty string (a user or tenant id)")
     if len(namespace) > _MAX_NAMESPACE:
         raise ValueError(f"namespace is longer than {_MAX_NAMESPACE} characters")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in namespace):
-        raise ValueError("namespace must not contain control characters")
+    if any(unicodedata.category(ch) in _HIDDEN_CATEGORIES for ch in namespace):
+        # Control, format (bidi overrides, zero-width) and surrogate characters
+        # let two tenant ids look alike on screen while differing in storage.
+        raise ValueError(
+            "namespace must not contain control, format (e.g. right-to-left "
+            "override, zero-width) or surrogate characters"
+        )
     return namespace
 
 

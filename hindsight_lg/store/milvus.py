@@ -198,7 +198,11 @@ class MilvusBackend:
             self._create(self.memories, schema, index)
         except StoreError:
             # Servers before 2.5 have no sparse vectors or BM25: fall back to a
-            # dense-only schema and the client-side lexical path.
+            # dense-only schema and the client-side lexical path. Milvus 2.3
+            # creates the collection before refusing the sparse index: drop
+            # that half-made collection first.
+            if self._has(self.memories):
+                self._call("dropping", self._client.drop_collection, self.memories)
             index = self._client.prepare_index_params()
             index.add_index("dense", index_type="AUTOINDEX", metric_type="COSINE")
             self._create(
@@ -448,14 +452,16 @@ class MilvusBackend:
         # Candidates containing any query token, scored by BM25 over the pool.
         unique = list(dict.fromkeys(tokens))[:12]
         likes = " or ".join(f"lexical like {lit('%' + t + '%')}" for t in unique)
-        rows = list(
-            self._iter_rows(
-                self.memories,
-                f"({expr}) and ({likes})",
-                [*_RECORD_FIELDS, "lexical"],
-                2000,
+        fields = [*_RECORD_FIELDS, "lexical"]
+        try:
+            rows = list(
+                self._iter_rows(self.memories, f"({expr}) and ({likes})", fields, 2000)
             )
-        )
+        except StoreError as exc:
+            # Milvus 2.3 only matches prefixes ("ab%"): score the filtered pool.
+            if "pattern" not in str(exc):
+                raise
+            rows = list(self._iter_rows(self.memories, expr, fields, 2000))
         scores = bm25_scores(tokens, ((r["id"], r["lexical"].split()) for r in rows))
         rows = sorted(
             (r for r in rows if r["id"] in scores), key=lambda r: -scores[r["id"]]

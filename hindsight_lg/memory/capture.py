@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight_lg import telemetry
 from hindsight_lg._text import clean, has_negation, summarize
 from hindsight_lg.embeddings.base import Embedder
 from hindsight_lg.memory.encode import EventDraft, Extraction, extract
@@ -203,13 +204,31 @@ class Writer:
         )
         for hit in hits:
             if self._conflicts(record, hit.record, hit.score):
-                return self._supersede(namespace, record, hit.record, now)
+                with telemetry.memory_span(
+                    telemetry.SUPERSEDE,
+                    telemetry.UPDATE_MEMORY,
+                    memory_id=record.id,
+                    superseded_id=hit.record.id,
+                    similarity=hit.score,
+                    superseded_content=hit.record.content[:500],
+                ):
+                    telemetry.collect("superseded_ids", hit.record.id)
+                    return self._supersede(namespace, record, hit.record, now)
         for hit in hits:
             if (
                 hit.score >= self.policy.merge_threshold
                 and hit.record.kind == record.kind
             ):
-                return self._merge(namespace, record, hit.record.id, now)
+                with telemetry.memory_span(
+                    telemetry.MERGE,
+                    telemetry.UPDATE_MEMORY,
+                    memory_id=hit.record.id,
+                    similarity=hit.score,
+                    merged_content=record.content[:500],
+                ):
+                    telemetry.collect("merged_ids", hit.record.id)
+                    return self._merge(namespace, record, hit.record.id, now)
+        telemetry.collect("created_ids", record.id)
         self.backend.upsert(namespace, [record])
         mentions = [
             Edge(namespace, record.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ from hindsight_lg.memory.capture import Extractor, Writer, embed_records, to_tur
 from hindsight_lg.memory.model import AuditEntry, Edge, MemoryRecord, Scope, now_ts
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult
+from hindsight_lg.store._traced import traced
 from hindsight_lg.store.base import MemoryBackend, Where, check_namespace
 
 _ALL_STATUSES = ("active", "cold", "superseded", "archived")
@@ -61,8 +63,14 @@ class HindsightMemory(LifecycleOps):
         self.reranker = reranker
         self.clock = clock
         self._owns_backend = owns_backend
-        self._writer = Writer(backend, self.embedder, self.policy, self._extractor())
-        self._searcher = Searcher(backend, self.embedder, self.policy, reranker)
+        # Recall and capture reach the store through a wrapper that gives each
+        # store call its own span; self.backend stays the raw backend.
+        self._writer = Writer(
+            traced(self.backend), self.embedder, self.policy, self._extractor()
+        )
+        self._searcher = Searcher(
+            traced(self.backend), self.embedder, self.policy, reranker
+        )
         self._write_lock = threading.RLock()
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
         self._new_episodes: Counter[str] = Counter()
@@ -147,8 +155,13 @@ class HindsightMemory(LifecycleOps):
                 namespace=namespace,
                 agent=agent_id or "",
                 turns=len(turns),
+                **{
+                    "session.id": thread_id,
+                    "input.value": "\n".join(t.text for t in turns)[:2000],
+                },
             ) as span,
             self._write_lock,
+            telemetry.collecting() as steps,
         ):
             written: list[MemoryRecord] = []
             for turn in turns:
@@ -163,6 +176,7 @@ class HindsightMemory(LifecycleOps):
                 )
             self.backend.flush()
             span.set_attribute("hindsight.memory_ids", [r.id for r in written])
+            telemetry.set_attributes(span, steps)
             self._count_episodes(namespace, len(written))
             return written
 
@@ -184,9 +198,16 @@ class HindsightMemory(LifecycleOps):
         when: float,
         now: float,
     ) -> list[MemoryRecord]:
-        with telemetry.memory_span(telemetry.ENCODE):
+        with telemetry.memory_span(
+            telemetry.ENCODE, speaker=turn.speaker, source_ids=turn.source_ids
+        ) as span:
             extraction, truncated = self._writer.drafts(turn, when)
-        keep = [d for d in extraction.events if d.salience >= self.policy.min_salience]
+            keep = [
+                d for d in extraction.events if d.salience >= self.policy.min_salience
+            ]
+            span.set_attribute("hindsight.events", len(extraction.events))
+            span.set_attribute("hindsight.kept", len(keep))
+            span.set_attribute("hindsight.kinds", [d.kind.value for d in keep])
         if not keep:
             self.backend.append_audit(
                 namespace,
@@ -200,9 +221,16 @@ class HindsightMemory(LifecycleOps):
                     )
                 ],
             )
+            # Below the salience floor: the span says what was left out and why.
+            telemetry.collect("not_promoted", turn.text[:200])
             return []
-        with telemetry.memory_span(telemetry.EMBED, kind="EMBEDDING", count=len(keep)):
-            vectors = embed_records(self.embedder, [d.content for d in keep])
+        texts = [d.content for d in keep]
+        with telemetry.memory_span(
+            telemetry.EMBED,
+            kind=telemetry.EMBEDDING,
+            **telemetry.embedding_attributes(self.embedder.model_id, texts),
+        ):
+            vectors = embed_records(self.embedder, texts)
         records = [
             self._writer.new_record(
                 d,
@@ -224,7 +252,7 @@ class HindsightMemory(LifecycleOps):
             for a, b in extraction.causes
             if id(extraction.events[a]) in index and id(extraction.events[b]) in index
         ]
-        with telemetry.memory_span(telemetry.STORE_WRITE, count=len(records)):
+        with telemetry.memory_span(telemetry.WRITE, count=len(records)):
             return self._writer.write(namespace, records, causes, now)
 
     async def acapture(
@@ -291,7 +319,13 @@ class HindsightMemory(LifecycleOps):
             namespace=namespace,
             agent=agent_id or "",
             budget_tokens=budget,
-            **{"input.value": query},
+            k=k,
+            timeout_s=limit,
+            **{
+                "input.value": query,
+                "gen_ai.retrieval.query.text": query,
+                "gen_ai.data_source.id": self.backend.capabilities.name,
+            },
         ) as span:
             if limit is None:
                 result = self._searcher.recall(*call)
@@ -303,13 +337,19 @@ class HindsightMemory(LifecycleOps):
     def _recall_with_deadline(
         self, call: tuple[Any, ...], limit: float, span: Any
     ) -> RecallResult:
-        future = self._pool.submit(self._searcher.recall, *call)
+        # The worker thread must see the recall span as its parent: copy the
+        # caller's context (executors do not carry contextvars over).
+        ctx = contextvars.copy_context()
+        future = self._pool.submit(ctx.run, self._searcher.recall, *call)
         try:
             return future.result(timeout=limit)
         except FutureTimeout:
-            span.add_event("recall.timeout", {"hindsight.timeout_s": limit})
-            telemetry.get_logger().warning(
-                "recall_timeout", timeout_s=limit, namespace=call[1]
+            telemetry.degrade(
+                telemetry.TIMEOUT,
+                f"recall took longer than {limit} s; the turn goes on without memories",
+                span,
+                timeout_s=limit,
+                namespace=call[1],
             )
             return RecallResult(
                 query=call[0], memories=[], budget_tokens=call[2], timed_out=True

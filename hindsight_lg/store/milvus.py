@@ -68,16 +68,37 @@ def lexical_tokens(text: str) -> str:
     return " ".join(out)
 
 
+_LOCKED = (
+    "{action}: another process holds this Milvus Lite file. Milvus Lite is "
+    "single-process: for several processes use a Milvus server "
+    "(from_uri('http://host:19530')) or run `milvus-lite server`."
+)
+
+
+def _lite_locked(uri: str) -> bool:
+    """True when another process holds the Milvus Lite data directory's lock."""
+    lock = Path(uri).expanduser() / "LOCK"
+    if not lock.is_file():
+        return False
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; the generic error is raised instead
+        return False
+    with lock.open("rb") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
+
+
 def _translate(exc: Exception, action: str) -> StoreError:
     text = str(exc)
     if "lock" in text.lower() or "DataDirLocked" in repr(
         exc.__cause__ or exc.__context__
     ):
-        return StoreLocked(
-            f"{action}: another process holds this Milvus Lite file. Milvus Lite is "
-            "single-process: for several processes use a Milvus server "
-            "(from_uri('http://host:19530')) or run `milvus-lite server`."
-        )
+        return StoreLocked(_LOCKED.format(action=action))
     if "timeout" in text.lower() or "deadline" in text.lower():
         return StoreTimeout(f"{action}: Milvus did not answer in time ({text[:200]})")
     if "connect" in text.lower() or "unavailable" in text.lower():
@@ -135,6 +156,10 @@ class MilvusBackend:
         try:
             return MilvusClient(uri=uri, token=token, timeout=self.timeout)
         except Exception as exc:
+            # Milvus Lite logs the lock error and raises a generic "Open local
+            # milvus failed", so ask the lock file itself.
+            if self.is_lite and _lite_locked(uri):
+                raise StoreLocked(_LOCKED.format(action=f"opening {uri}")) from exc
             raise _translate(exc, f"opening Milvus at {uri}") from exc
 
     def _call(self, action: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -366,7 +391,20 @@ class MilvusBackend:
     ) -> list[MemoryRecord]:
         """Matching records, newest event first (paged past Milvus's query window)."""
         expr = where_expr(check_namespace(namespace), where)
-        rows = list(self._iter_rows(self.memories, expr, self._fields(vectors), limit))
+        fields = self._fields(vectors)
+        rows = list(self._iter_rows(self.memories, expr, fields, limit + 1))
+        if len(rows) > limit:
+            # Milvus queries have no ORDER BY: with more matches than the limit,
+            # pick the newest ids from a light scan, then fetch those rows.
+            light = self._iter_rows(self.memories, expr, ["pk", "event_time"], 10**7)
+            newest = sorted(light, key=lambda r: -float(r["event_time"]))[:limit]
+            rows = self._call(
+                "reading memories",
+                self._client.get,
+                self.memories,
+                ids=[r["pk"] for r in newest],
+                output_fields=fields,
+            )
         records = [self._record(row) for row in rows]
         records.sort(key=lambda r: -r.event_time)
         return records
@@ -542,6 +580,12 @@ class MilvusBackend:
             ["doc"],
             _QUERY_WINDOW,
         )
+        return [Edge.from_dict(r["doc"]) for r in rows]
+
+    def all_edges(self, namespace: str) -> list[Edge]:
+        """Every edge of a namespace (paged; for caches and export)."""
+        expr = f"namespace == {lit(check_namespace(namespace))}"
+        rows = self._iter_rows(self._name("edges"), expr, ["doc"], 10**7)
         return [Edge.from_dict(r["doc"]) for r in rows]
 
     def delete_edges(self, namespace: str, ids: Sequence[str]) -> int:

@@ -21,6 +21,7 @@ from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult
 from hindsight_lg.store._traced import traced
 from hindsight_lg.store.base import MemoryBackend, Where, check_namespace
+from hindsight_lg.store.cached import with_read_cache
 
 _ALL_STATUSES = ("active", "cold", "superseded", "archived")
 
@@ -36,6 +37,9 @@ class HindsightMemory(LifecycleOps):
         llm: optional LangChain chat model for extraction (heuristics without it).
         reranker: optional cross-encoder applied after scoring.
         clock: returns "now" as POSIX seconds; inject one for deterministic tests.
+        owns_backend: close the backend in :meth:`close` (``from_uri`` sets it).
+        cache: serve reads other than dense search from a write-through
+            namespace cache (:mod:`hindsight_lg.store.cached`).
 
     Example:
         >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
@@ -55,8 +59,11 @@ class HindsightMemory(LifecycleOps):
         reranker: Reranker | None = None,
         clock: Callable[[], float] = now_ts,
         owns_backend: bool = False,
+        cache: bool = True,
     ) -> None:
-        self.backend = backend
+        # Reads other than dense search are served from a write-through
+        # namespace cache, so a recall costs about one store query.
+        self.backend = with_read_cache(backend) if cache else backend
         self.embedder = embedder if embedder is not None else default_embedder()
         self.policy = policy or Policy()
         self.llm = llm

@@ -157,6 +157,10 @@ class MemoryBackend(Protocol):
         """Edges touching any of ``ids`` (either end): one query per frontier."""
         ...
 
+    def all_edges(self, namespace: str) -> list[Edge]:
+        """Every edge of a namespace (for caches and export; paged by the backend)."""
+        ...
+
     def delete_edges(self, namespace: str, ids: Sequence[str]) -> int:
         """Delete every edge touching ``ids``; returns how many."""
         ...

@@ -130,6 +130,12 @@ class InMemoryBackend:
                 and (not types or e.type in types)
             ]
 
+    def all_edges(self, namespace: str) -> list[Edge]:
+        """Every edge of a namespace."""
+        check_namespace(namespace)
+        with self._lock:
+            return list(self._edges.get(namespace, {}).values())
+
     def delete_edges(self, namespace: str, ids: Sequence[str]) -> int:
         """Delete edges touching ``ids``."""
         with self._lock:

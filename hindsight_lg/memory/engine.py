@@ -19,6 +19,7 @@ from hindsight_lg.memory.capture import Extractor, Writer, embed_records, to_tur
 from hindsight_lg.memory.model import AuditEntry, Edge, MemoryRecord, Scope, now_ts
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult
+from hindsight_lg.memory.worker import CaptureWorker, plain_messages
 from hindsight_lg.store._traced import traced
 from hindsight_lg.store.base import MemoryBackend, Where, check_namespace
 from hindsight_lg.store.cached import with_read_cache
@@ -80,6 +81,7 @@ class HindsightMemory(LifecycleOps):
         )
         self._write_lock = threading.RLock()
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
+        self.worker = CaptureWorker(self.capture)
         self._new_episodes: Counter[str] = Counter()
         self.setup()
 
@@ -268,6 +270,47 @@ class HindsightMemory(LifecycleOps):
         """Async twin of :meth:`capture` (runs the store I/O in a worker thread)."""
         return await asyncio.to_thread(self.capture, messages_or_text, **kwargs)
 
+    def submit(
+        self,
+        messages_or_text: Any,
+        *,
+        namespace: str,
+        dedupe: bool = True,
+        **kwargs: Any,
+    ) -> int:
+        """Queue a turn for capture on the background worker and return at once.
+
+        Args:
+            messages_or_text: as for :meth:`capture`.
+            namespace: the tenant; required.
+            dedupe: skip messages whose id was already submitted (by a node,
+                the middleware or the bridging checkpointer).
+            **kwargs: the other keyword arguments of :meth:`capture`.
+
+        Returns:
+            How many messages were queued (a plain text counts as one).
+
+        Raises:
+            ValueError: empty namespace.
+        """
+        check_namespace(namespace)
+        if isinstance(messages_or_text, str):
+            text = {"messages_or_text": messages_or_text, "namespace": namespace}
+            self.worker.submit({**text, **kwargs})
+            return 1
+        many = messages_or_text
+        if not isinstance(many, (list, tuple)):
+            many = [many]
+        item: dict[str, Any] = {
+            "messages_or_text": plain_messages(many),
+            "namespace": namespace,
+            **kwargs,
+        }
+        if not dedupe:
+            self.worker.submit(item)
+            return len(item["messages_or_text"])
+        return len(self.worker.submit_new(item))
+
     # -- read --------------------------------------------------------------
 
     def recall(
@@ -453,11 +496,13 @@ class HindsightMemory(LifecycleOps):
     # -- lifecycle of the object -------------------------------------------
 
     def flush(self) -> None:
-        """Make every accepted write durable and searchable."""
+        """Wait for queued captures, then make every write durable and searchable."""
+        self.worker.flush()
         self.backend.flush()
 
     def close(self) -> None:
-        """Flush, stop workers, and close the backend if this memory owns it."""
+        """Drain queued captures, stop workers, close the backend if owned."""
+        self.worker.close()
         self._pool.shutdown(wait=True)
         if self._owns_backend:
             self.backend.close()

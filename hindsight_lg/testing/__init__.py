@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from hindsight_lg.embeddings.hashing import HashingEmbedder
 from hindsight_lg.store.memory import InMemoryBackend
+from hindsight_lg.testing.chat import FakeToolChatModel, tool_call
 
 
 class FrozenClock:
@@ -57,4 +58,11 @@ def capture_spans() -> Iterator[list]:  # type: ignore[type-arg]
         trace._TRACER_PROVIDER = previous
 
 
-__all__ = ["FrozenClock", "HashingEmbedder", "InMemoryBackend", "capture_spans"]
+__all__ = [
+    "FakeToolChatModel",
+    "FrozenClock",
+    "HashingEmbedder",
+    "InMemoryBackend",
+    "capture_spans",
+    "tool_call",
+]

@@ -1,0 +1,223 @@
+"""What the sync and async bridging savers share: the capture decision and forwarding.
+
+The bridge sits in front of any LangGraph saver. Short-term thread state stays
+in that saver; at every ``put`` of a root graph (``checkpoint_ns == ""``) that
+changed ``messages``, the messages not captured yet go to the memory's
+background worker. "Not captured yet" is tracked by message id in the worker's
+claims, which the capture node and the middleware share, so a message is
+captured once however it is seen. The first time a thread is seen in a process,
+the parent checkpoint's messages are claimed without capture: they were
+captured by whichever process wrote them, so restarts, replays and forks never
+capture twice.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import threading
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+
+from hindsight_lg import telemetry
+from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory.worker import message_key, plain_messages
+from hindsight_lg.nodes._run import Identity, find_identity
+
+
+class BaseHindsightSaver(BaseCheckpointSaver[Any]):
+    """Shared logic of :class:`HindsightSaver` and :class:`AsyncHindsightSaver`.
+
+    Args:
+        inner: the saver that keeps thread state (InMemory, SQLite, Postgres...).
+        memory: the long-term memory new turns flow into.
+        capture: turn bridging off keeps a pure pass-through saver.
+        forget_on_delete: ``delete_thread`` also forgets the memories captured
+            from that thread (right to be forgotten per conversation).
+        agent_id: fixed agent id for captured memories (else from the run).
+        scope: scope of captured memories.
+    """
+
+    def __init__(
+        self,
+        inner: BaseCheckpointSaver[Any],
+        memory: HindsightMemory,
+        *,
+        capture: bool = True,
+        forget_on_delete: bool = False,
+        agent_id: str | None = None,
+        scope: str = "private",
+    ) -> None:
+        super().__init__(serde=inner.serde)
+        self.inner = inner
+        self.memory = memory
+        self.capture = capture
+        self.forget_on_delete = forget_on_delete
+        self.agent_id = agent_id
+        self.scope = scope
+        self._seen_threads: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything the bridge does not define (setup(), conn, ...) is the inner
+        # saver's; guard "inner" itself so copies and unpickling cannot recurse.
+        if name == "inner" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    # -- the capture decision --------------------------------------------------
+
+    def _who(
+        self, config: RunnableConfig, new_versions: ChannelVersions
+    ) -> Identity | None:
+        """Whose turn this put carries, or ``None`` when nothing is to be captured."""
+        configurable = config.get("configurable") or {}
+        if not self.capture or configurable.get("checkpoint_ns", ""):
+            return None
+        if "messages" not in new_versions:
+            return None
+        return find_identity(config, agent_id=self.agent_id)
+
+    def _needs_seed(self, who: Identity) -> bool:
+        with self._lock:
+            return who.thread_id not in self._seen_threads.get(who.namespace, set())
+
+    def _seed(self, who: Identity, parent: CheckpointTuple | None) -> None:
+        """Claim the parent's messages: they belong to turns captured before."""
+        if parent is not None:
+            old = plain_messages(_channel_messages(parent.checkpoint))
+            self.memory.worker.claim(who.namespace, [message_key(m) for m in old])
+        with self._lock:
+            self._seen_threads.setdefault(who.namespace, set()).add(who.thread_id or "")
+
+    def _submit(self, who: Identity, checkpoint: Checkpoint) -> None:
+        messages = _channel_messages(checkpoint)
+        try:
+            self.memory.submit(
+                messages,
+                namespace=who.namespace,
+                agent_id=who.agent_id,
+                thread_id=who.thread_id,
+                scope=self.scope,
+            )
+        except Exception as exc:  # memory trouble must never fail a checkpoint
+            telemetry.get_logger().error("bridge_capture_failed", error=repr(exc))
+
+    def _namespaces_of(self, thread_id: str) -> list[str]:
+        with self._lock:
+            known = [ns for ns, t in self._seen_threads.items() if thread_id in t]
+        return known or self.memory.namespaces()
+
+    def _forget_thread(self, thread_id: str) -> None:
+        self.memory.flush()  # queued captures of the thread must not land later
+        for namespace in self._namespaces_of(thread_id):
+            self.memory.forget(namespace, thread_id=thread_id)
+        with self._lock:
+            for threads in self._seen_threads.values():
+                threads.discard(thread_id)
+
+    # -- sync methods: forwarded, with capture at put ---------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.inner.get_tuple(config)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        return self.inner.list(config, filter=filter, before=before, limit=limit)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        who = self._who(config, new_versions)
+        if who is not None and self._needs_seed(who):
+            parent = self.inner.get_tuple(config) if _has_parent(config) else None
+            self._seed(who, parent)
+        saved = self.inner.put(config, checkpoint, metadata, new_versions)
+        if who is not None:
+            self._submit(who, checkpoint)
+        return saved
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self.inner.put_writes(config, writes, task_id, task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        self.inner.delete_thread(thread_id)
+        if self.forget_on_delete:
+            self._forget_thread(thread_id)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self.inner.delete_for_runs(run_ids)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.inner.copy_thread(source_thread_id, target_thread_id)
+
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
+    ) -> None:
+        self.inner.prune(thread_ids, strategy=strategy)
+
+    # -- plain forwarding --------------------------------------------------------
+
+    @property
+    def config_specs(self) -> builtins.list[Any]:
+        return list(self.inner.config_specs)
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        return self.inner.get_next_version(current, channel)
+
+    def with_allowlist(
+        self, extra_allowlist: Collection[tuple[str, ...]]
+    ) -> BaseHindsightSaver:
+        inner = self.inner.with_allowlist(extra_allowlist)
+        if inner is self.inner:
+            return self
+        clone = copy.copy(self)
+        clone.inner = inner
+        clone.serde = inner.serde
+        return clone
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, Any]:
+        return self.inner.get_delta_channel_history(config=config, channels=channels)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, Any]:
+        return await self.inner.aget_delta_channel_history(
+            config=config, channels=channels
+        )
+
+
+def _channel_messages(checkpoint: Checkpoint) -> list[Any]:
+    value = checkpoint.get("channel_values", {}).get("messages")
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _has_parent(config: RunnableConfig) -> bool:
+    return bool((config.get("configurable") or {}).get("checkpoint_id"))

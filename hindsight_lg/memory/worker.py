@@ -1,0 +1,199 @@
+"""Background capture: a bounded queue drained by one daemon thread.
+
+Capture runs the whole write pipeline (extraction, embedding, dedupe, conflict
+checks), which takes milliseconds to seconds. Agents must not wait for it, so
+nodes, middleware and the bridging checkpointer hand a turn to
+:class:`CaptureWorker` and go on. A queue item is a plain dict of
+:meth:`~hindsight_lg.memory.engine.HindsightMemory.capture` keyword arguments
+(messages already turned into plain dicts), so it can be written to disk as
+JSON by a durable spool.
+
+The worker also keeps the set of message ids already handed to capture
+("claims"): the capture node, the middleware and the checkpointer share it,
+so a message reaches long-term memory once however many of them see it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import queue
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from hindsight_lg import telemetry
+from hindsight_lg.memory.capture import _content, _role
+
+CaptureFn = Callable[..., Any]
+_STOP = object()
+
+
+def plain_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    """LangChain messages (or dicts) as JSON-ready dicts ``{role, content, id, name}``.
+
+    System and tool messages are dropped: capture only keeps what people said.
+    """
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        role = _role(msg)
+        if role not in ("user", "assistant"):
+            continue
+        get = msg.get if isinstance(msg, dict) else lambda k, m=msg: getattr(m, k, None)
+        item: dict[str, Any] = {"role": role, "content": _content(msg)}
+        if get("id"):
+            item["id"] = str(get("id"))
+        if get("name"):
+            item["name"] = str(get("name"))
+        out.append(item)
+    return out
+
+
+def message_key(message: dict[str, Any]) -> str:
+    """The identity of a plain message: its id, or a digest of role and content."""
+    if message.get("id"):
+        return str(message["id"])
+    digest = hashlib.sha1(f"{message['role']}\0{message['content']}".encode())
+    return "sha1:" + digest.hexdigest()
+
+
+class CaptureWorker:
+    """Runs captures on a daemon thread behind a bounded queue.
+
+    Args:
+        capture: called as ``capture(**item)`` for every queued item.
+        maxsize: queue bound; a full queue makes :meth:`submit` wait (back-pressure
+            beats dropping turns that were acknowledged).
+        max_claims: how many message ids to remember for de-duplication.
+
+    Example:
+        >>> seen = []
+        >>> worker = CaptureWorker(lambda **item: seen.append(item["namespace"]))
+        >>> worker.submit({"messages_or_text": "I like tea", "namespace": "u1"})
+        True
+        >>> worker.flush()
+        True
+        >>> seen
+        ['u1']
+        >>> worker.close()
+    """
+
+    def __init__(
+        self, capture: CaptureFn, *, maxsize: int = 1024, max_claims: int = 200_000
+    ) -> None:
+        self._capture = capture
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
+        self._claims: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._max_claims = max_claims
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.errors = 0
+        self.done = 0
+        # Set by an engine with a spool: makes an item durable before it is
+        # queued, so "accepted" means "survives a crash".
+        self.on_accept: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    # -- de-duplication ------------------------------------------------------
+
+    def claim(self, namespace: str, keys: Sequence[str]) -> list[str]:
+        """Mark message keys of ``namespace`` as captured; return those that were new."""
+        fresh: list[str] = []
+        with self._lock:
+            for key in keys:
+                if (namespace, key) in self._claims:
+                    continue
+                self._claims[(namespace, key)] = None
+                fresh.append(key)
+            while len(self._claims) > self._max_claims:
+                self._claims.popitem(last=False)
+        return fresh
+
+    def is_claimed(self, namespace: str, key: str) -> bool:
+        """Whether a message key was already handed to capture."""
+        with self._lock:
+            return (namespace, key) in self._claims
+
+    def submit_new(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+        """Queue only the messages of ``item`` not claimed yet; returns them."""
+        messages = item["messages_or_text"]
+        keys = [message_key(m) for m in messages]
+        fresh = set(self.claim(item["namespace"], keys))
+        new = [m for m, k in zip(messages, keys, strict=True) if k in fresh]
+        if new:
+            self.submit({**item, "messages_or_text": new})
+        return new
+
+    # -- the queue -------------------------------------------------------------
+
+    def submit(self, item: dict[str, Any]) -> bool:
+        """Queue one capture and return at once (waits only when the queue is full).
+
+        Raises:
+            RuntimeError: the worker was closed.
+        """
+        if self._closed:
+            raise RuntimeError("capture worker is closed; open a new HindsightMemory")
+        self._ensure_thread()
+        if self.on_accept is not None:
+            item = self.on_accept(item)
+        try:
+            self._queue.put_nowait(item)
+        except queue.Full:
+            telemetry.get_logger().warning("capture_queue_full", size=self.pending)
+            self._queue.put(item)
+        return True
+
+    @property
+    def pending(self) -> int:
+        """Items queued or running."""
+        return self._queue.unfinished_tasks
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every submitted capture ran; ``False`` if ``timeout`` passed."""
+        with self._queue.all_tasks_done:
+            return self._queue.all_tasks_done.wait_for(
+                lambda: self._queue.unfinished_tasks == 0, timeout
+            )
+
+    def close(self, timeout: float | None = None) -> None:
+        """Drain the queue, then stop the thread; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join(timeout)
+            atexit.unregister(self._at_exit)
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None:
+            return
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="hindsight-capture", daemon=True
+                )
+                self._thread.start()
+                # A daemon thread dies with the interpreter; drain queued turns first.
+                atexit.register(self._at_exit)
+
+    def _at_exit(self) -> None:
+        self.close(timeout=30.0)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is _STOP:
+                    return
+                self._capture(**item)
+                self.done += 1
+            except Exception as exc:  # one bad turn must not stop the worker
+                self.errors += 1
+                telemetry.get_logger().error(
+                    "capture_failed", error=repr(exc), namespace=item.get("namespace")
+                )
+            finally:
+                self._queue.task_done()

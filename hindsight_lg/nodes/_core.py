@@ -1,0 +1,239 @@
+"""The three LangGraph nodes: recall before the agent, capture after, reflect at the end.
+
+Each factory returns a ``RunnableLambda`` with a sync and an async body, so the
+same node serves ``invoke``/``stream`` and ``ainvoke``/``astream`` without
+blocking an event loop.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from langchain_core.messages import RemoveMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+
+from hindsight_lg.memory._messages import (
+    EPHEMERAL_PREFIX,
+    current_turn,
+    is_ephemeral,
+    latest_user_text,
+    text_of,
+)
+from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory.recall import RecallResult
+from hindsight_lg.memory.reflect import Reflection, areflect, reflect
+from hindsight_lg.nodes._run import (
+    Identity,
+    RecallNote,
+    ledger_for,
+    require_identity,
+)
+
+Into = Literal["messages", "state"]
+Node = RunnableLambda[Any, dict[str, Any]]
+
+
+def _messages(state: Any) -> list[Any]:
+    raw = state.get("messages") if isinstance(state, Mapping) else None
+    if raw is None:
+        raw = getattr(state, "messages", None)
+    if raw is None:
+        raise ValueError("hindsight nodes need a 'messages' key in the graph state")
+    return list(raw)
+
+
+def _drop_ephemeral(messages: list[Any]) -> list[Any]:
+    return [RemoveMessage(id=m.id) for m in messages if is_ephemeral(m)]
+
+
+def memory_message(result: RecallResult) -> SystemMessage | None:
+    """The recalled memories as a system message with an ephemeral id."""
+    prompt = result.to_prompt()
+    if not prompt:
+        return None
+    return SystemMessage(prompt, id=f"{EPHEMERAL_PREFIX}{uuid.uuid4().hex}")
+
+
+class _Recall:
+    def __init__(
+        self, memory: HindsightMemory, into: Into, state_key: str, **opts: Any
+    ) -> None:
+        self.memory, self.into, self.state_key = memory, into, state_key
+        self.agent_id: str | None = opts.pop("agent_id", None)
+        self.opts = opts
+
+    def _call(
+        self, state: Any, config: RunnableConfig
+    ) -> tuple[Identity, list[Any], str]:
+        who = require_identity(config, agent_id=self.agent_id)
+        messages = _messages(state)
+        return who, messages, latest_user_text(messages)
+
+    def _kwargs(self, who: Identity, messages: list[Any]) -> dict[str, Any]:
+        recent = [text_of(m) for m in messages[-6:-1] if not is_ephemeral(m)]
+        return {
+            "namespace": who.namespace,
+            "agent_id": who.agent_id,
+            "context": recent,
+            **self.opts,
+        }
+
+    def _update(
+        self, who: Identity, messages: list[Any], query: str, result: RecallResult
+    ) -> dict[str, Any]:
+        ledger_for(self.memory).note(
+            who, RecallNote(query, result.ids, self.memory.clock())
+        )
+        if self.into == "state":
+            return {self.state_key: result.to_prompt()}
+        updates: list[Any] = _drop_ephemeral(messages)
+        message = memory_message(result)
+        if message is not None:
+            updates.append(message)
+        return {"messages": updates} if updates else {}
+
+    def sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        who, messages, query = self._call(state, config)
+        if not query:
+            return {}
+        result = self.memory.recall(query, **self._kwargs(who, messages))
+        return self._update(who, messages, query, result)
+
+    async def run_async(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        who, messages, query = self._call(state, config)
+        if not query:
+            return {}
+        result = await self.memory.arecall(query, **self._kwargs(who, messages))
+        return self._update(who, messages, query, result)
+
+
+def recall_node(
+    memory: HindsightMemory,
+    *,
+    into: Into = "messages",
+    state_key: str = "memories",
+    budget_tokens: int | None = None,
+    k: int | None = None,
+    include_experience: bool = False,
+    agent_id: str | None = None,
+    timeout: float | None = -1.0,
+) -> Node:
+    """A node that recalls memories for the latest user message.
+
+    Args:
+        memory: the engine to recall from.
+        into: ``"messages"`` adds an ephemeral system message (removed again by
+            :func:`capture_node`, so it never stays in the thread); ``"state"``
+            writes the rendered block to ``state[state_key]`` instead.
+        state_key: the state key for ``into="state"``.
+        budget_tokens: size of the memory block.
+        k: at most this many memories.
+        include_experience: also give unverified experience lessons.
+        agent_id: fixed agent id (else from context / ``configurable``).
+        timeout: recall deadline in seconds (policy default; ``None`` waits).
+
+    Returns:
+        A runnable node for ``StateGraph.add_node``.
+
+    Raises:
+        ValueError: at run time, when the run names no user (see
+            :func:`~hindsight_lg.nodes.require_identity`).
+    """
+    impl = _Recall(
+        memory,
+        into,
+        state_key,
+        budget_tokens=budget_tokens,
+        k=k,
+        include_experience=include_experience,
+        agent_id=agent_id,
+        timeout=timeout,
+    )
+    return RunnableLambda(impl.sync, afunc=impl.run_async, name="hindsight_recall")
+
+
+def capture_node(
+    memory: HindsightMemory,
+    *,
+    agent_id: str | None = None,
+    scope: str = "private",
+) -> Node:
+    """A node that hands the finished turn to the background capture worker.
+
+    It returns at once (the write pipeline runs behind the turn) and removes
+    the ephemeral memory message the recall node added.
+
+    Args:
+        memory: the engine to capture into.
+        agent_id: fixed agent id (else from context / ``configurable``).
+        scope: ``private``, ``team`` or ``global`` for the new memories.
+
+    Returns:
+        A runnable node for ``StateGraph.add_node``.
+    """
+
+    def capture(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        who = require_identity(config, agent_id=agent_id)
+        messages = _messages(state)
+        memory.submit(
+            current_turn(messages),
+            namespace=who.namespace,
+            agent_id=who.agent_id,
+            thread_id=who.thread_id,
+            scope=scope,
+        )
+        stale = _drop_ephemeral(messages)
+        return {"messages": stale} if stale else {}
+
+    async def acapture(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return capture(state, config)  # submit never waits on the write itself
+
+    return RunnableLambda(capture, afunc=acapture, name="hindsight_capture")
+
+
+class _Reflect:
+    def __init__(self, memory: HindsightMemory, llm: Any, agent_id: str | None) -> None:
+        self.memory, self.llm, self.agent_id = memory, llm, agent_id
+        self.last: Reflection | None = None
+
+    def _kwargs(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        who = require_identity(config, agent_id=self.agent_id)
+        note = ledger_for(self.memory).pop(who)
+        return {
+            "namespace": who.namespace,
+            "agent_id": who.agent_id,
+            "thread_id": who.thread_id,
+            "recalled_ids": note.ids if note else [],
+            "query": note.query if note else "",
+            "recalled_at": note.at if note else None,
+            "llm": self.llm,
+        }
+
+    def sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        turn = current_turn(_messages(state))
+        self.last = reflect(self.memory, turn, **self._kwargs(state, config))
+        return {}
+
+    async def run_async(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        turn = current_turn(_messages(state))
+        self.last = await areflect(self.memory, turn, **self._kwargs(state, config))
+        return {}
+
+
+def reflect_node(
+    memory: HindsightMemory, *, llm: Any = None, agent_id: str | None = None
+) -> Node:
+    """A node that reflects on the finished run (see :mod:`hindsight_lg.memory.reflect`).
+
+    Args:
+        memory: the engine to judge and update.
+        llm: optional chat model for the judgement (heuristics without one).
+        agent_id: fixed agent id (else from context / ``configurable``).
+
+    Returns:
+        A runnable node; it changes no state.
+    """
+    impl = _Reflect(memory, llm, agent_id)
+    return RunnableLambda(impl.sync, afunc=impl.run_async, name="hindsight_reflect")

@@ -1,0 +1,96 @@
+"""A scripted chat model that supports ``bind_tools`` and tool calls, for offline agents.
+
+langchain_core's fake chat models raise on ``bind_tools`` (and so on
+``with_structured_output``), which ``create_agent`` and tool-calling graphs
+need. This one subclasses :class:`FakeMessagesListChatModel` and accepts tools.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+Responder = Callable[[list[BaseMessage]], "BaseMessage | str"]
+
+
+def tool_call(name: str, args: dict[str, Any], call_id: str | None = None) -> AIMessage:
+    """An assistant message that calls one tool (for scripting a fake model)."""
+    return AIMessage(
+        content="",
+        tool_calls=[
+            {"name": name, "args": args, "id": call_id or uuid.uuid4().hex[:12]}
+        ],
+    )
+
+
+class FakeToolChatModel(FakeMessagesListChatModel):
+    """A fake chat model with tool support: scripted replies or a reply function.
+
+    Replies come from ``respond(messages)`` when it is set, else from
+    ``responses`` in order (cycling). Every call's messages are kept in
+    ``calls``; the names of bound tools in ``bound_tools``.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> model = FakeToolChatModel(responses=[tool_call("search", {"q": "tea"}),
+        ...                                     AIMessage("Green tea.")])
+        >>> bound = model.bind_tools([])
+        >>> bound.invoke([HumanMessage("hi")]).tool_calls[0]["name"]
+        'search'
+        >>> bound.invoke([HumanMessage("and?")]).content
+        'Green tea.'
+    """
+
+    responses: list[BaseMessage] = Field(default_factory=list)
+    respond: Responder | None = None
+    calls: list[list[BaseMessage]] = Field(default_factory=list)
+    bound_tools: list[str] = Field(default_factory=list)
+
+    def bind_tools(
+        self,
+        tools: Sequence[Any],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Accept tools like a real model; they are recorded, not executed."""
+        schemas = [convert_to_openai_tool(t) for t in tools]
+        self.bound_tools = [s["function"]["name"] for s in schemas]
+        return self.bind(tools=schemas, tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.calls.append(list(messages))
+        reply = self._next(messages)
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    def _next(self, messages: list[BaseMessage]) -> BaseMessage:
+        if self.respond is not None:
+            out = self.respond(list(messages))
+            return AIMessage(out) if isinstance(out, str) else out
+        if not self.responses:
+            raise ValueError("FakeToolChatModel needs responses or respond=")
+        reply = self.responses[self.i % len(self.responses)]
+        self.i += 1
+        # A copy, so LangChain's run id lands on this reply only: re-used
+        # objects would share an id and replace each other in the thread.
+        return reply.model_copy(deep=True)
+
+    @property
+    def _llm_type(self) -> str:
+        return "hindsight-fake-tool-chat-model"

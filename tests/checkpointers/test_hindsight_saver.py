@@ -1,0 +1,203 @@
+"""The bridging checkpointer: LangGraph conformance, capture at put, no double capture."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.capabilities import BASE_CAPABILITIES
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import START, MessagesState, StateGraph
+
+from hindsight_lg import HindsightMemory
+from hindsight_lg.checkpointers import HindsightSaver
+from hindsight_lg.checkpointers.aio import AsyncHindsightSaver
+from hindsight_lg.nodes import capture_node
+from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+
+BASE = {c.value for c in BASE_CAPABILITIES}
+FACT = "I am allergic to peanuts and I love jasmine tea."
+
+
+@pytest.fixture
+def memory() -> Iterator[HindsightMemory]:
+    engine = HindsightMemory(InMemoryBackend(), HashingEmbedder())
+    yield engine
+    engine.close()
+
+
+def _cfg(thread: str, user: str = "u1") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread, "user_id": user}}
+
+
+def _graph(saver: BaseCheckpointSaver[Any], *nodes: tuple[str, Any]) -> Any:
+    """agent (answers "noted") followed by optional extra nodes, compiled with saver."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda s: {"messages": [AIMessage("noted")]})
+    builder.add_edge(START, "agent")
+    last = "agent"
+    for name, node in nodes:
+        builder.add_node(name, node)
+        builder.add_edge(last, name)
+        last = name
+    return builder.compile(checkpointer=saver)
+
+
+def _spy(memory: HindsightMemory) -> list[str]:
+    ids: list[str] = []
+    real = memory.worker._capture
+
+    def spy(**item: Any) -> Any:
+        ids.extend(m["id"] for m in item["messages_or_text"])
+        return real(**item)
+
+    memory.worker._capture = spy
+    return ids
+
+
+async def _report(factory: Any) -> dict[str, Any]:
+    report = await validate(factory, capabilities=BASE)
+    return {k: (r.passed, r.failures) for k, r in report.results.items() if r.detected}
+
+
+async def test_conformance_with_in_memory_inner(memory: HindsightMemory) -> None:
+    """LangGraph's conformance suite passes with an InMemorySaver inside."""
+
+    @checkpointer_test(name="HindsightSaver(InMemorySaver)")
+    async def factory() -> AsyncIterator[HindsightSaver]:
+        yield HindsightSaver(InMemorySaver(), memory)
+
+    results = await _report(factory)
+    assert set(results) == BASE
+    assert all(passed for passed, _ in results.values()), results
+
+
+async def test_conformance_with_sqlite_inner(memory: HindsightMemory) -> None:
+    """The suite passes with a SqliteSaver inside (async twins run it in a thread)."""
+
+    @checkpointer_test(name="HindsightSaver(SqliteSaver)")
+    async def factory() -> AsyncIterator[HindsightSaver]:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        inner = SqliteSaver(conn)
+        inner.setup()
+        yield HindsightSaver(inner, memory)
+        conn.close()
+
+    results = await _report(factory)
+    assert set(results) == BASE
+    assert all(passed for passed, _ in results.values()), results
+
+
+async def test_conformance_async_saver_with_async_sqlite(
+    memory: HindsightMemory,
+) -> None:
+    """AsyncHindsightSaver passes the suite around an AsyncSqliteSaver."""
+
+    @checkpointer_test(name="AsyncHindsightSaver(AsyncSqliteSaver)")
+    async def factory() -> AsyncIterator[AsyncHindsightSaver]:
+        async with AsyncSqliteSaver.from_conn_string(":memory:") as inner:
+            yield AsyncHindsightSaver(inner, memory)
+
+    results = await _report(factory)
+    assert set(results) == BASE
+    assert all(passed for passed, _ in results.values()), results
+
+
+def test_put_captures_turns_without_a_capture_node(memory: HindsightMemory) -> None:
+    """A graph with no memory nodes still feeds long-term memory through the saver."""
+    graph = _graph(HindsightSaver(InMemorySaver(), memory))
+    graph.invoke({"messages": [HumanMessage(FACT)]}, _cfg("t1"))
+    memory.flush()
+    assert any("jasmine" in r.content for r in memory.list_memories("u1"))
+    assert memory.list_memories("u2") == []
+
+
+def test_saver_and_capture_node_capture_each_message_once(
+    memory: HindsightMemory,
+) -> None:
+    """With both the saver and a capture node, every message id is captured once."""
+    ids = _spy(memory)
+    saver = HindsightSaver(InMemorySaver(), memory)
+    graph = _graph(saver, ("capture", capture_node(memory)))
+    out = graph.invoke({"messages": [HumanMessage(FACT)]}, _cfg("t1"))
+    graph.invoke({"messages": [HumanMessage("and I live in Porto")]}, _cfg("t1"))
+    memory.flush()
+    assert len(ids) == len(set(ids)) == 4
+    assert out["messages"][0].id in ids
+
+
+def test_replay_and_fork_never_capture_twice(memory: HindsightMemory) -> None:
+    """Re-running from an old checkpoint and forking with update_state add no captures."""
+    ids = _spy(memory)
+    graph = _graph(HindsightSaver(InMemorySaver(), memory))
+    graph.invoke({"messages": [HumanMessage(FACT)]}, _cfg("t1"))
+    history = list(graph.get_state_history(_cfg("t1")))
+    before_agent = next(s for s in history if s.next == ("agent",))
+    graph.invoke(None, before_agent.config)  # replay
+    fork = graph.update_state(before_agent.config, {"messages": []})
+    graph.invoke(None, fork)
+    memory.flush()
+    human = [i for i in ids if i == history[0].values["messages"][0].id]
+    assert human == [history[0].values["messages"][0].id]
+    assert len(ids) == len(set(ids))
+
+
+def test_restart_captures_only_new_messages(memory: HindsightMemory) -> None:
+    """A new process (fresh claims) over the same thread captures only the new turn."""
+    inner = InMemorySaver()
+    backend = memory.backend
+    _graph(HindsightSaver(inner, memory)).invoke(
+        {"messages": [HumanMessage(FACT)]}, _cfg("t1")
+    )
+    memory.flush()
+    restarted = HindsightMemory(backend, HashingEmbedder())
+    ids = _spy(restarted)
+    out = _graph(HindsightSaver(inner, restarted)).invoke(
+        {"messages": [HumanMessage("I moved to Porto")]}, _cfg("t1")
+    )
+    restarted.close()
+    assert sorted(ids) == sorted(m.id for m in out["messages"][2:])
+
+
+def test_subgraph_checkpoints_are_not_captured(memory: HindsightMemory) -> None:
+    """Puts with a non-empty checkpoint_ns (subgraphs) are ignored."""
+    saver = HindsightSaver(InMemorySaver(), memory)
+    config = {"configurable": {**_cfg("t1")["configurable"], "checkpoint_ns": "sub:1"}}
+    assert saver._who(config, {"messages": 2}) is None
+    assert saver._who(_cfg("t1"), {"messages": 2}) is not None
+    assert saver._who(_cfg("t1"), {"other": 2}) is None
+
+
+def test_delete_thread_can_forget_its_memories(memory: HindsightMemory) -> None:
+    """delete_thread with forget_on_delete removes that thread's memories only."""
+    saver = HindsightSaver(InMemorySaver(), memory, forget_on_delete=True)
+    graph = _graph(saver)
+    graph.invoke({"messages": [HumanMessage(FACT)]}, _cfg("t1"))
+    graph.invoke({"messages": [HumanMessage("I live in Porto")]}, _cfg("t2"))
+    memory.flush()
+    saver.delete_thread("t1")
+    assert saver.get_tuple(_cfg("t1")) is None
+    assert memory.list_memories("u1", thread_id="t1") == []
+    assert memory.list_memories("u1", thread_id="t2")
+
+
+def test_with_allowlist_and_attributes_forward_to_inner(
+    memory: HindsightMemory,
+) -> None:
+    """with_allowlist clones around the inner's clone; unknown attributes are the inner's."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    saver = HindsightSaver(SqliteSaver(conn), memory)
+    saver.setup()  # SqliteSaver.setup through the bridge
+    clone = saver.with_allowlist([("mymodule", "MyType")])
+    assert isinstance(clone, HindsightSaver)
+    assert clone.memory is memory
+    # SqliteSaver versions are "<counter>.<random>" strings, unlike the base ints.
+    assert str(clone.get_next_version(None, None)).startswith("0" * 31 + "1.")
+    conn.close()

@@ -6,7 +6,9 @@ import math
 import re
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD_RE = re.compile(rf"[{_CJK}]+|[^\W_]+(?:'[a-z]+)?", re.UNICODE)
+# Latin-script words exclude CJK explicitly: Chinese characters are \w too, and
+# "Alice去Berlin开会" must give "alice", "berlin" and Chinese bigrams, not one token.
+_WORD_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[a-z]+)?", re.UNICODE)
 _CJK_RE = re.compile(rf"[{_CJK}]")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 

@@ -30,7 +30,10 @@ class _MilvusPool:
 
     def get(self, prefix: str, *, dim: int, model_id: str) -> MilvusBackend:
         if prefix not in self._open:
-            backend = MilvusBackend(self.uri, prefix=prefix)
+            # One file per prefix: a fresh Lite server per model keeps a slow
+            # model load from stalling the other backend's gRPC channel.
+            uri = self.uri.replace(".db", f"-{prefix}.db")
+            backend = MilvusBackend(uri, prefix=prefix)
             backend.setup(dim=dim, model_id=model_id)
             self._open[prefix] = backend
         return self._open[prefix]

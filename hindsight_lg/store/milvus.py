@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -75,10 +76,20 @@ _LOCKED = (
 )
 
 
+def _served_here(uri: str) -> bool:
+    # This process's own Milvus Lite server holds the lock too: a failure to
+    # connect to it is not another process's doing.
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return False
+    return os.path.abspath(Path(uri).expanduser()) in server_manager_instance._servers
+
+
 def _lite_locked(uri: str) -> bool:
     """True when another process holds the Milvus Lite data directory's lock."""
     lock = Path(uri).expanduser() / "LOCK"
-    if not lock.is_file():
+    if not lock.is_file() or _served_here(uri):
         return False
     try:
         import fcntl

@@ -462,9 +462,9 @@ def lite(milvus_pool: Any) -> MilvusBackend:
     return backend
 
 
-def test_milvus_rejects_another_model(lite: MilvusBackend, milvus_uri: str) -> None:
+def test_milvus_rejects_another_model(lite: MilvusBackend) -> None:
     """Reopening a Milvus collection with another model names the re-embed command."""
-    second = MilvusBackend(milvus_uri, prefix="hashing")
+    second = MilvusBackend(lite.uri, prefix="hashing")
     with pytest.raises(EmbeddingMismatch, match="hindsight-lg reembed") as info:
         second.setup(dim=64, model_id="hashing-64-3")
     assert "dim 384" in str(info.value) and "dim 64" in str(info.value)
@@ -511,12 +511,10 @@ LOCK_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_second_process_on_a_lite_file_gets_store_locked(
-    lite: MilvusBackend, milvus_uri: str
-) -> None:
+def test_second_process_on_a_lite_file_gets_store_locked(lite: MilvusBackend) -> None:
     """Another process opening a held Milvus Lite file gets StoreLocked naming a server."""
     out = subprocess.run(
-        [sys.executable, "-c", LOCK_SCRIPT, milvus_uri],
+        [sys.executable, "-c", LOCK_SCRIPT, lite.uri],
         capture_output=True,
         text=True,
         timeout=120,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hindsight_lg.store.base import (
     Capabilities,
     Hit,
@@ -12,8 +14,19 @@ from hindsight_lg.store.base import (
 )
 from hindsight_lg.store.memory import InMemoryBackend
 
+
+def __getattr__(name: str) -> Any:
+    # Lazy: the LangGraph store adapter pulls in langgraph.store on first use.
+    if name == "HindsightStore":
+        from hindsight_lg.store.langgraph import HindsightStore
+
+        return HindsightStore
+    raise AttributeError(name)
+
+
 __all__ = [
     "Capabilities",
+    "HindsightStore",
     "Hit",
     "InMemoryBackend",
     "MemoryBackend",

@@ -1,0 +1,191 @@
+"""``HindsightMiddleware`` for ``langchain.agents.create_agent`` (the ``agents`` extra).
+
+The same engine as the nodes, through hooks: recall in ``before_agent``, the
+memory block added to every model call with ``request.override(system_message=...)``
+(never written into the thread), capture and reflection in ``after_agent``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired
+
+try:
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        AgentState,
+        ModelRequest,
+        ModelResponse,
+    )
+    from langchain.agents.middleware.types import PrivateStateAttr
+except ImportError:  # pragma: no cover - exercised only without the extra
+    raise ImportError("pip install 'hindsight-lg[agents]'") from None
+from langchain_core.messages import SystemMessage
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from hindsight_lg.memory._messages import current_turn, latest_user_text, text_of
+from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory.recall import RecallResult
+from hindsight_lg.memory.reflect import Reflection, areflect, reflect
+from hindsight_lg.nodes._run import Identity, RecallNote, ledger_for, require_identity
+
+
+class HindsightAgentState(AgentState[Any]):
+    """Agent state plus the rendered memory block (private: not in input/output)."""
+
+    hindsight_memories: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
+def _merge(system: SystemMessage | None, block: str) -> SystemMessage:
+    if system is None:
+        return SystemMessage(block)
+    return SystemMessage(f"{text_of(system)}\n\n{block}")
+
+
+class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
+    """Long-term memory for ``create_agent``: recall, ephemeral injection, capture, reflect.
+
+    Args:
+        memory: the engine.
+        reflect: reflect at the end of each run (reinforce / weaken / lesson).
+        llm: chat model for reflection (heuristics without one).
+        agent_id: fixed agent id (else ``agent_id`` from context / configurable).
+        scope: scope of captured memories.
+        recall_options: passed to :meth:`HindsightMemory.recall`
+            (``budget_tokens``, ``k``, ``timeout``...).
+
+    Example:
+        >>> from langchain.agents import create_agent  # doctest: +SKIP
+        >>> agent = create_agent(model, tools=[],       # doctest: +SKIP
+        ...     middleware=[HindsightMiddleware(memory)])
+    """
+
+    state_schema = HindsightAgentState
+
+    def __init__(
+        self,
+        memory: HindsightMemory,
+        *,
+        reflect: bool = True,
+        llm: Any = None,
+        agent_id: str | None = None,
+        scope: str = "private",
+        **recall_options: Any,
+    ) -> None:
+        super().__init__()
+        self.memory = memory
+        self.reflect = reflect
+        self.llm = llm
+        self.agent_id = agent_id
+        self.scope = scope
+        self.recall_options = recall_options
+        self.last_reflection: Reflection | None = None
+
+    def _who(self, runtime: Runtime[Any]) -> Identity:
+        return require_identity(get_config(), runtime.context, agent_id=self.agent_id)
+
+    def _recall_kwargs(self, who: Identity, messages: list[Any]) -> dict[str, Any]:
+        return {
+            "namespace": who.namespace,
+            "agent_id": who.agent_id,
+            "context": [text_of(m) for m in messages[-6:-1]],
+            **self.recall_options,
+        }
+
+    def _noted(self, who: Identity, query: str, result: RecallResult) -> dict[str, Any]:
+        ledger_for(self.memory).note(
+            who, RecallNote(query, result.ids, self.memory.clock())
+        )
+        return {"hindsight_memories": result.to_prompt()}
+
+    # -- before_agent: recall ---------------------------------------------------
+
+    def before_agent(
+        self, state: HindsightAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        who, messages = self._who(runtime), list(state["messages"])
+        query = latest_user_text(messages)
+        if not query:
+            return {"hindsight_memories": ""}
+        result = self.memory.recall(query, **self._recall_kwargs(who, messages))
+        return self._noted(who, query, result)
+
+    async def abefore_agent(
+        self, state: HindsightAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        who, messages = self._who(runtime), list(state["messages"])
+        query = latest_user_text(messages)
+        if not query:
+            return {"hindsight_memories": ""}
+        result = await self.memory.arecall(query, **self._recall_kwargs(who, messages))
+        return self._noted(who, query, result)
+
+    # -- wrap_model_call: ephemeral injection ---------------------------------
+
+    def _with_memories(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        block = str(request.state.get("hindsight_memories") or "")
+        if not block:
+            return request
+        return request.override(system_message=_merge(request.system_message, block))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(self._with_memories(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(self._with_memories(request))
+
+    # -- after_agent: capture and reflect -------------------------------------
+
+    def _capture(self, who: Identity, turn: list[Any]) -> None:
+        self.memory.submit(
+            turn,
+            namespace=who.namespace,
+            agent_id=who.agent_id,
+            thread_id=who.thread_id,
+            scope=self.scope,
+        )
+
+    def _reflect_kwargs(self, who: Identity) -> dict[str, Any]:
+        note = ledger_for(self.memory).pop(who)
+        return {
+            "namespace": who.namespace,
+            "agent_id": who.agent_id,
+            "thread_id": who.thread_id,
+            "recalled_ids": note.ids if note else [],
+            "query": note.query if note else "",
+            "recalled_at": note.at if note else None,
+            "llm": self.llm,
+        }
+
+    def after_agent(
+        self, state: HindsightAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        who = self._who(runtime)
+        turn = current_turn(list(state["messages"]))
+        self._capture(who, turn)
+        if self.reflect:
+            self.last_reflection = reflect(
+                self.memory, turn, **self._reflect_kwargs(who)
+            )
+        return None
+
+    async def aafter_agent(
+        self, state: HindsightAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        who = self._who(runtime)
+        turn = current_turn(list(state["messages"]))
+        self._capture(who, turn)
+        if self.reflect:
+            self.last_reflection = await areflect(
+                self.memory, turn, **self._reflect_kwargs(who)
+            )
+        return None

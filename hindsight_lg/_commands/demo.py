@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from typing import Any
 
 from hindsight_lg._commands import add_store_args, open_memory
 
@@ -51,7 +52,55 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_store_args(p, namespace=False)
     p.add_argument("--budget", type=int, default=300, help="token budget per question")
+    p.add_argument(
+        "--template",
+        choices=sorted(TEMPLATES),
+        help="run a chatbot template from examples/ instead (offline unless "
+        "HINDSIGHT_CHAT_MODEL names an init_chat_model model)",
+    )
     p.set_defaults(func=cmd_demo)
+
+
+TEMPLATES = {
+    "assistant": "personal_assistant.py",
+    "support": "customer_support.py",
+    "team": "team.py",
+}
+
+
+def _load_template(name: str) -> Any:
+    """Import ``examples/<template>.py`` from the source checkout."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / TEMPLATES[name]
+    if not path.exists():
+        raise SystemExit(
+            f"{path} not found: the templates ship in the repository's examples/ "
+            "directory; run from a source checkout"
+        )
+    spec = importlib.util.spec_from_file_location(f"hindsight_example_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses in the module look it up in sys.modules
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def cmd_template(args: argparse.Namespace) -> int:
+    """Run one chatbot template against the memory the options describe."""
+    import os
+
+    module = _load_template(args.template)
+    real = os.environ.get("HINDSIGHT_CHAT_MODEL")
+    offline = getattr(module, "offline_model", None)
+    model = module.chat_model() if real or offline is None else offline()
+    with open_memory(args) as memory:
+        print(f"template: {args.template}  memory: {args.uri}")
+        module.run(memory, model)
+    return 0
 
 
 def _ts(text: str) -> float:
@@ -60,6 +109,8 @@ def _ts(text: str) -> float:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the scripted conversation and print recalled memories with scores."""
+    if getattr(args, "template", None):
+        return cmd_template(args)
     with open_memory(args, clock=lambda: _ts("2026-03-21T10:00")) as memory:
         print(
             f"memory: {args.uri}  embedder: {memory.embedder.model_id}  "

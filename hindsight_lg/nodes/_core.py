@@ -29,6 +29,7 @@ from hindsight_lg.nodes._run import (
     RecallNote,
     ledger_for,
     require_identity,
+    without_turn,
 )
 
 Into = Literal["messages", "state"]
@@ -83,6 +84,7 @@ class _Recall:
     def _update(
         self, who: Identity, messages: list[Any], query: str, result: RecallResult
     ) -> dict[str, Any]:
+        result = without_turn(result, current_turn(messages))
         ledger_for(self.memory).note(
             who, RecallNote(query, result.ids, self.memory.clock())
         )

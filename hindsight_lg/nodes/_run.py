@@ -10,13 +10,15 @@ the ephemeral memory message.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hindsight_lg.memory._messages import _lookup
+from hindsight_lg.memory.recall import RecallResult
 
 USER_KEY = "user_id"
 AGENT_KEY = "agent_id"
@@ -127,3 +129,12 @@ def ledger_for(memory: Any) -> RunLedger:
         if ledger is None:
             ledger = _LEDGERS[memory] = RunLedger()
         return ledger
+
+
+def without_turn(result: RecallResult, turn: Sequence[Any]) -> RecallResult:
+    """Drop memories captured from the current turn: the model already has them."""
+    ids = {str(_lookup(m, "id")) for m in turn if _lookup(m, "id")}
+    kept = [m for m in result.memories if not ids & set(m.record.source_ids)]
+    if len(kept) == len(result.memories):
+        return result
+    return dataclasses.replace(result, memories=kept)

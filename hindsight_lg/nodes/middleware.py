@@ -28,7 +28,13 @@ from hindsight_lg.memory._messages import current_turn, latest_user_text, text_o
 from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.memory.recall import RecallResult
 from hindsight_lg.memory.reflect import Reflection, areflect, reflect
-from hindsight_lg.nodes._run import Identity, RecallNote, ledger_for, require_identity
+from hindsight_lg.nodes._run import (
+    Identity,
+    RecallNote,
+    ledger_for,
+    require_identity,
+    without_turn,
+)
 
 
 class HindsightAgentState(AgentState[Any]):
@@ -93,7 +99,10 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
             **self.recall_options,
         }
 
-    def _noted(self, who: Identity, query: str, result: RecallResult) -> dict[str, Any]:
+    def _noted(
+        self, who: Identity, query: str, result: RecallResult, messages: list[Any]
+    ) -> dict[str, Any]:
+        result = without_turn(result, current_turn(messages))
         ledger_for(self.memory).note(
             who, RecallNote(query, result.ids, self.memory.clock())
         )
@@ -109,7 +118,7 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         if not query:
             return {"hindsight_memories": ""}
         result = self.memory.recall(query, **self._recall_kwargs(who, messages))
-        return self._noted(who, query, result)
+        return self._noted(who, query, result, messages)
 
     async def abefore_agent(
         self, state: HindsightAgentState, runtime: Runtime[Any]
@@ -119,7 +128,7 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         if not query:
             return {"hindsight_memories": ""}
         result = await self.memory.arecall(query, **self._recall_kwargs(who, messages))
-        return self._noted(who, query, result)
+        return self._noted(who, query, result, messages)
 
     # -- wrap_model_call: ephemeral injection ---------------------------------
 

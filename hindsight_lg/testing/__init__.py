@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from hindsight_lg.embeddings.hashing import HashingEmbedder
 from hindsight_lg.store.memory import InMemoryBackend
-from hindsight_lg.testing.chat import FakeToolChatModel, tool_call
+from hindsight_lg.testing.chat import FakeToolChatModel, echo_memories, tool_call
 
 
 class FrozenClock:
@@ -64,5 +64,6 @@ __all__ = [
     "HashingEmbedder",
     "InMemoryBackend",
     "capture_spans",
+    "echo_memories",
     "tool_call",
 ]

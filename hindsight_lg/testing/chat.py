@@ -94,3 +94,22 @@ class FakeToolChatModel(FakeMessagesListChatModel):
     @property
     def _llm_type(self) -> str:
         return "hindsight-fake-tool-chat-model"
+
+
+def echo_memories(messages: list[BaseMessage]) -> AIMessage:
+    """A reply function for :class:`FakeToolChatModel`: quote the memory lines.
+
+    It answers with the recalled-memory lines of the system prompt (the part
+    after the id annotation; what the assistant itself said is left out), so
+    offline demos and tests show what reached the model.
+    """
+    lines = [
+        line.split("] ", 1)[-1]
+        for m in messages
+        if m.type == "system"
+        for line in str(m.content).splitlines()
+        if line.startswith("- [") and "agent-inferred" not in line
+    ]
+    if not lines:
+        return AIMessage("I don't have anything on that yet; noted.")
+    return AIMessage("From memory: " + " | ".join(lines[:3]))

@@ -1,0 +1,83 @@
+"""The chatbot templates run offline and remember per user (and per agent scope)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hindsight_lg import HindsightMemory
+from hindsight_lg.cli import main
+from hindsight_lg.testing import (
+    FakeToolChatModel,
+    HashingEmbedder,
+    InMemoryBackend,
+    echo_memories,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _load(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses in the module look it up in sys.modules
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def memory() -> Iterator[HindsightMemory]:
+    engine = HindsightMemory(InMemoryBackend(), HashingEmbedder())
+    yield engine
+    engine.close()
+
+
+def test_personal_assistant_recalls_across_threads_per_user(
+    memory: HindsightMemory,
+) -> None:
+    """Maya's wedding date comes back in a later thread; Tom hears nothing of Maya."""
+    replies = _load("personal_assistant.py").run(
+        memory, FakeToolChatModel(respond=echo_memories), out=lambda _: None
+    )
+    assert "June 14" in replies[3]
+    assert "peanuts" in replies[2]
+    assert "Maya" not in replies[4] and "peanuts" not in replies[4]
+
+
+def test_customer_support_remembers_contact_preference(memory: HindsightMemory) -> None:
+    """The second ticket of c-17 knows 'email'; another customer's ticket does not."""
+    module = _load("customer_support.py")
+    replies = module.run(memory, module.offline_model(), out=lambda _: None)
+    assert "email" in replies[1] and "shipped" in replies[1]
+    assert "email" not in replies[2]
+
+
+def test_team_shares_team_memory_and_keeps_private_notes(
+    memory: HindsightMemory,
+) -> None:
+    """The booker sees what the planner learned in team scope, never its private note."""
+    replies = _load("team.py").run(
+        memory, FakeToolChatModel(respond=echo_memories), out=lambda _: None
+    )
+    booker = replies[1:3]
+    assert "window seats" in booker[0]
+    assert not any("haggles" in r for r in booker)
+    assert "haggles" in replies[3]
+
+
+def test_cli_demo_runs_a_template(capsys: pytest.CaptureFixture[str]) -> None:
+    """`hindsight-lg demo --template support` plays the support template offline."""
+    code = main(
+        ["demo", "--template", "support", "--uri", ":memory:", "--embedder", "hashing"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "template: support" in out
+    assert out.count("->") == 3

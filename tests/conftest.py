@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder, minilm_embedder
@@ -19,6 +20,10 @@ from hindsight_lg.store.milvus import MilvusBackend
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 
 BACKENDS = ["memory", "milvus-lite"]
+
+# Two cores shared with other jobs: no per-example deadline, fewer examples.
+settings.register_profile("hindsight", deadline=None, max_examples=40)
+settings.load_profile("hindsight")
 
 
 class _MilvusPool:

@@ -1,0 +1,107 @@
+"""Heuristic extraction: kinds, salience, entities and causes, English and Chinese."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight_lg.memory.encode import classify, entities, extract, salience
+from hindsight_lg.memory.model import Kind, SourceKind
+
+REF = 1_686_756_600.0
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("I prefer green tea over coffee", Kind.PREFERENCE),
+        ("I don't like Redis for caching", Kind.PREFERENCE),
+        ("Remind me to book flights to Lisbon", Kind.TASK),
+        ("From now on, always answer in bullet points", Kind.RULE),
+        ("What's the weather in Paris?", Kind.QUERY),
+        ("My sister Lena lives in Lisbon", Kind.FACT),
+        ("I'm feeling stressed about the launch", Kind.EMOTION),
+        ("We went to the beach", Kind.EVENT),
+        ("我喜欢喝绿茶", Kind.PREFERENCE),
+        ("记得提醒我带伞", Kind.TASK),
+        ("帮我查一下上海明天的天气", Kind.QUERY),
+        ("以后都用中文回答", Kind.RULE),
+    ],
+)
+def test_classify(text: str, kind: Kind) -> None:
+    """Each kind is recognised in English and Chinese."""
+    assert kind == classify(text)
+
+
+@pytest.mark.parametrize(
+    "filler", ["ok thanks!", "Got it.", "lol", "好的", "谢谢！", "嗯"]
+)
+def test_filler_is_below_the_promotion_threshold(filler: str) -> None:
+    """Acknowledgements score under 0.3, so they are never promoted."""
+    [event] = extract(filler, speaker="user", ref_time=REF).events
+    assert event.salience < 0.3
+
+
+def test_salience_rises_with_entities_and_time() -> None:
+    """Named entities and a time expression make an event more worth keeping."""
+    plain = salience("we went out", Kind.EVENT, [], False)
+    rich = salience("we went out", Kind.EVENT, ["Lena", "Lisbon"], True)
+    assert plain < rich <= 1.0
+
+
+def test_salience_orders_kinds() -> None:
+    """Rules outrank preferences, which outrank one-off queries."""
+    text = "a reasonably long sentence here"
+    got = [
+        salience(text, k, [], False) for k in (Kind.RULE, Kind.PREFERENCE, Kind.QUERY)
+    ]
+    assert got == sorted(got, reverse=True)
+
+
+def test_entities_in_english_skip_sentence_words() -> None:
+    """Capitalised names are entities; pronouns and weekdays are not."""
+    assert ["Lena", "Lisbon"] == entities(
+        "My sister Lena lives in Lisbon. I visit Monday"
+    )
+
+
+def test_entities_in_chinese_find_places() -> None:
+    """Places after 去/在 and subjects before 天气 are entities."""
+    assert "上海" in entities("我下周三要去上海出差")
+
+
+def test_extract_chinese_example_links_task_to_query() -> None:
+    """The design's example: a query and a task, the task causing the query."""
+    x = extract(
+        "帮我查一下上海明天的天气，另外我下周三要去上海出差，记得提醒我带伞",
+        speaker="user",
+        ref_time=REF,
+    )
+    assert [Kind.QUERY, Kind.TASK] == [e.kind for e in x.events]
+    assert [(1, 0)] == x.causes
+    assert all(e.mentioned_time is not None for e in x.events)
+    assert ["user"] == x.events[0].participants
+
+
+def test_extract_flags_updates_speculation_and_hearsay() -> None:
+    """Update words, hedges and reported speech are recorded on the draft."""
+    update, maybe, hearsay = (
+        extract(t, speaker=None, ref_time=REF).events[0]
+        for t in (
+            "Actually Redis is fine for caching now",
+            "Maybe I will move to Oslo",
+            "Tom told me that the office closes",
+        )
+    )
+    assert update.is_update
+    assert SourceKind.USER_SPECULATION == maybe.source_kind
+    assert SourceKind.THIRD_PARTY == hearsay.source_kind
+
+
+def test_explicit_because_links_consecutive_events() -> None:
+    """A "so"/"because" sentence is caused by the one before it."""
+    x = extract(
+        "The server crashed. So I need to restart it tonight.",
+        speaker=None,
+        ref_time=REF,
+    )
+    assert [(0, 1)] == x.causes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -13,12 +14,14 @@ from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
+from hindsight_lg.memory._durable import SpooledCapture
 from hindsight_lg.memory._lifecycle_ops import LifecycleOps
 from hindsight_lg.memory._recall_paths import Searcher
 from hindsight_lg.memory.capture import Extractor, Writer, embed_records, to_turns
 from hindsight_lg.memory.model import AuditEntry, Edge, MemoryRecord, Scope, now_ts
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult
+from hindsight_lg.memory.spool import Spool
 from hindsight_lg.memory.worker import CaptureWorker, plain_messages
 from hindsight_lg.store._traced import traced
 from hindsight_lg.store.base import MemoryBackend, Where, check_namespace
@@ -41,6 +44,9 @@ class HindsightMemory(LifecycleOps):
         owns_backend: close the backend in :meth:`close` (``from_uri`` sets it).
         cache: serve reads other than dense search from a write-through
             namespace cache (:mod:`hindsight_lg.store.cached`).
+        spool: a :class:`~hindsight_lg.memory.spool.Spool` or its file path:
+            captures are acknowledged once fsync'd there and replayed after a
+            crash or a store outage (see ``docs/reliability.md``).
 
     Example:
         >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
@@ -61,6 +67,7 @@ class HindsightMemory(LifecycleOps):
         clock: Callable[[], float] = now_ts,
         owns_backend: bool = False,
         cache: bool = True,
+        spool: Spool | str | os.PathLike[str] | None = None,
     ) -> None:
         # Reads other than dense search are served from a write-through
         # namespace cache, so a recall costs about one store query.
@@ -84,6 +91,13 @@ class HindsightMemory(LifecycleOps):
         self.worker = CaptureWorker(self.capture)
         self._new_episodes: Counter[str] = Counter()
         self.setup()
+        # With a spool, captures are acknowledged once fsync'd and survive a
+        # crash or a store outage; whatever a previous run left is replayed now.
+        self.spool = Spool(spool) if isinstance(spool, (str, os.PathLike)) else spool
+        self._durable = None if self.spool is None else SpooledCapture(self, self.spool)
+        if self._durable is not None:
+            self.worker.on_accept = self._durable.accept
+            self._durable.replay()
 
     @classmethod
     def from_uri(
@@ -134,6 +148,7 @@ class HindsightMemory(LifecycleOps):
         event_time: float | None = None,
         source_ids: Sequence[str] | None = None,
         scope: Scope | str = Scope.PRIVATE,
+        capture_id: str | None = None,
     ) -> list[MemoryRecord]:
         """Encode a turn (text, a message, or messages) into long-term memories.
 
@@ -146,14 +161,42 @@ class HindsightMemory(LifecycleOps):
             event_time: when it was said (POSIX seconds); now by default.
             source_ids: message or dialogue-turn ids this turn came from.
             scope: ``private`` (default), ``team`` or ``global``.
+            capture_id: with a spool, the id of an already spooled capture.
 
         Returns:
-            The memories written or updated (merged duplicates appear once).
+            The memories written or updated (merged duplicates appear once);
+            with a spool, ``[]`` when the store failed and the turn waits there.
 
         Raises:
             ValueError: empty namespace, bytes or binary content.
         """
         check_namespace(namespace)
+        kwargs: dict[str, Any] = {
+            "namespace": namespace,
+            "agent_id": agent_id,
+            "thread_id": thread_id,
+            "speaker": speaker,
+            "event_time": self.clock() if event_time is None else event_time,
+            "source_ids": source_ids,
+            "scope": scope,
+        }
+        if self._durable is not None:
+            payload = self._durable.payload(messages_or_text, **kwargs)
+            return self._durable.capture(payload, capture_id)
+        return self._capture_now(messages_or_text, **kwargs)
+
+    def _capture_now(
+        self,
+        messages_or_text: Any,
+        *,
+        namespace: str,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        speaker: str | None = None,
+        event_time: float | None = None,
+        source_ids: Sequence[str] | None = None,
+        scope: Scope | str = Scope.PRIVATE,
+    ) -> list[MemoryRecord]:
         turns = to_turns(messages_or_text, speaker, source_ids)
         now = self.clock()
         when = now if event_time is None else float(event_time)
@@ -504,6 +547,8 @@ class HindsightMemory(LifecycleOps):
         """Drain queued captures, stop workers, close the backend if owned."""
         self.worker.close()
         self._pool.shutdown(wait=True)
+        if self.spool is not None:
+            self.spool.close()
         if self._owns_backend:
             self.backend.close()
         else:

@@ -13,6 +13,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   # The CPU wheel of torch first: anything else would pull a multi-GB CUDA build.
   .venv/bin/python -m pip install -q torch==2.13.0
-  .venv/bin/python -m pip install -q -e ".[bge,offline-model,agents,bench,dev]"
+  .venv/bin/python -m pip install -q -e ".[bge,offline-model,agents,bench,crypto,dev]"
   echo "$want" > "$stamp"
 fi

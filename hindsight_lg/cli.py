@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("demo", "inspect", "lifecycle", "portability")
+COMMANDS = ("demo", "inspect", "lifecycle", "audit", "portability")
 
 
 def _configure_logging(verbose: bool) -> None:

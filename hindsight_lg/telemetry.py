@@ -32,6 +32,8 @@ import structlog
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
+from hindsight_lg._trace_parent import parent_span
+
 TRACER_NAME = "hindsight_lg"
 
 # Span names: one per public operation, one per pipeline stage and recall path.
@@ -112,7 +114,11 @@ def memory_span(
         >>> with memory_span(RECALL, SEARCH_MEMORY, namespace="u42") as span:
         ...     span.set_attribute("hindsight.count", 0)
     """
-    with get_tracer().start_as_current_span(name, record_exception=False) as span:
+    parent = parent_span()
+    context = trace.set_span_in_context(parent) if parent is not None else None
+    with get_tracer().start_as_current_span(
+        name, context=context, record_exception=False
+    ) as span:
         if operation:
             span.set_attribute("gen_ai.operation.name", operation)
             span.set_attribute("gen_ai.provider.name", "hindsight")
@@ -248,13 +254,17 @@ def add_trace_context(
 ) -> MutableMapping[str, Any]:
     """structlog processor: add ``trace_id`` and ``span_id`` of the current span.
 
+    Inside a LangGraph node traced by OpenInference's LangChain instrumentation
+    or LangSmith's OTel mode, the node's span counts as the current one.
+
     Example:
         >>> import structlog
         >>> structlog.configure(processors=[add_trace_context,
         ...     structlog.processors.JSONRenderer()])  # doctest: +SKIP
     """
-    ctx = trace.get_current_span().get_span_context()
-    if ctx.is_valid:
+    span = parent_span()
+    ctx = span.get_span_context() if span is not None else None
+    if ctx is not None and ctx.is_valid:
         event_dict.setdefault("trace_id", format(ctx.trace_id, "032x"))
         event_dict.setdefault("span_id", format(ctx.span_id, "016x"))
     return event_dict

@@ -1,0 +1,81 @@
+"""Memory spans nest under LangGraph's spans from OpenInference's instrumentation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import structlog
+from langgraph.graph import START, MessagesState, StateGraph
+from opentelemetry.sdk.trace import ReadableSpan
+
+from hindsight_lg import HindsightMemory, telemetry
+from hindsight_lg.testing import capture_spans
+
+langchain_instrumentation = pytest.importorskip(
+    "openinference.instrumentation.langchain",
+    reason="pip install 'hindsight-lg[otel]' for OpenInference's LangChain tracer",
+)
+
+
+@contextmanager
+def instrumented() -> Iterator[list[ReadableSpan]]:
+    """Spans of a block run with OpenInference's LangChain instrumentation on.
+
+    The list fills when the block ends.
+    """
+    instrumentor = langchain_instrumentation.LangChainInstrumentor()
+    with capture_spans() as spans:
+        instrumentor.instrument()
+        try:
+            yield spans
+        finally:
+            instrumentor.uninstrument()
+
+
+def _graph(memory: HindsightMemory, logged: list[dict[str, Any]]) -> Any:
+    def recall(state: MessagesState) -> dict[str, Any]:
+        memory.recall("green tea", namespace="u1", timeout=None)
+        logged.append(telemetry.add_trace_context(None, "info", {}))  # type: ignore[arg-type]
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("recall", recall)
+    builder.add_edge(START, "recall")
+    return builder.compile()
+
+
+def test_recall_span_is_a_child_of_the_node_span(memory: HindsightMemory) -> None:
+    """Inside a traced LangGraph node, the recall span's parent is that node's span."""
+    memory.capture("I prefer green tea", namespace="u1")
+    with instrumented() as spans:
+        _graph(memory, []).invoke({"messages": [("user", "tea?")]})
+    by_name = {s.name: s for s in spans}
+    node, recall = by_name["recall"], by_name["hindsight.recall"]
+    assert node.context is not None and recall.parent is not None
+    assert recall.parent.span_id == node.context.span_id
+    assert recall.context is not None
+    assert recall.context.trace_id == node.context.trace_id
+
+
+def test_log_lines_in_a_node_carry_the_node_span(memory: HindsightMemory) -> None:
+    """A log line written in a traced node carries the node span's ids."""
+    logged: list[dict[str, Any]] = []
+    with instrumented() as spans:
+        _graph(memory, logged).invoke({"messages": [("user", "tea?")]})
+    node = next(s for s in spans if s.name == "recall")
+    assert node.context is not None
+    assert logged[0]["span_id"] == format(node.context.span_id, "016x")
+
+
+def test_outside_any_run_memory_spans_start_their_own_trace(
+    memory: HindsightMemory,
+) -> None:
+    """With no active span and no LangGraph run, a recall span is a root."""
+    structlog.get_logger()  # nothing configured: the library must not need it
+    with capture_spans() as spans:
+        memory.recall("green tea", namespace="u1")
+    recall = next(s for s in spans if s.name == "hindsight.recall")
+    assert recall.parent is None

@@ -120,6 +120,14 @@ class Searcher:
                 "entity",
                 self._lexical(namespace, ent_terms, active, limit, path="entity"),
             )
+        if probe.emotion:
+            # Feelings recall feelings: "I'm stressed again" finds past stress.
+            mood = lexical_terms(probe.emotion)
+            self._add(
+                pool,
+                "emotion",
+                self._lexical(namespace, mood, active, limit, path="emotion"),
+            )
         self._recency(pool, namespace, active, now, limit)
         if probe.window is not None:
             self._time(pool, namespace, active, probe, limit)

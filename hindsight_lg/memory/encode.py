@@ -139,6 +139,11 @@ class Extraction:
     causes: list[tuple[int, int]] = field(default_factory=list)
 
 
+def emotion_words(text: str) -> list[str]:
+    """Emotion words in ``text`` (English and Chinese), lowercased, in order."""
+    return list(dict.fromkeys(m.group(0).lower() for m in _EMOTION_WORDS.finditer(text)))
+
+
 def classify(text: str) -> Kind:
     """The kind of an event by the first rule that matches (rules are ordered)."""
     stripped = text.strip()

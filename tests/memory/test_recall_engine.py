@@ -207,3 +207,39 @@ def test_other_agents_private_memories_stay_hidden(clock: FrozenClock) -> None:
         "launch code word date", namespace="u", agent_id="b", timeout=None
     )
     assert private.id not in seen_by_b.ids and team.id in seen_by_b.ids
+
+
+def test_an_emotion_in_the_query_probes_past_feelings(clock: FrozenClock) -> None:
+    """'stressed' in the query finds an earlier stressed memory through its own path."""
+    memory = HindsightMemory(InMemoryBackend(), HashingEmbedder(), clock=clock)
+    [felt] = memory.capture("I'm so stressed about the launch", namespace="u")
+    memory.capture("The office plants need watering", namespace="u")
+    result = memory.recall("feeling stressed again today", namespace="u", timeout=None)
+    assert result.ids[0] == felt.id and result.memories[0].paths["emotion"] > 0
+
+
+class _ReverseReranker:
+    """Prefers the passage the formula ranked last: proves the reranker is applied."""
+
+    model_id = "reverse"
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        return [float(i) / len(passages) for i in range(len(passages))]
+
+
+def test_a_reranker_reorders_the_head(clock: FrozenClock) -> None:
+    """With a reranker, the cross-encoder's scores join the ranking and show as a path."""
+    plain = HindsightMemory(InMemoryBackend(), HashingEmbedder(), clock=clock)
+    ranked = HindsightMemory(
+        InMemoryBackend(), HashingEmbedder(), clock=clock, reranker=_ReverseReranker()
+    )
+    for memory in (plain, ranked):
+        memory.remember(
+            "Tea with lemon every morning", namespace="u", kind="preference"
+        )
+        memory.remember("Green tea in the afternoon", namespace="u", kind="preference")
+    before = plain.recall("tea", namespace="u", timeout=None)
+    after = ranked.recall("tea", namespace="u", timeout=None)
+    contents = [[m.record.content for m in r.memories] for r in (before, after)]
+    assert contents[0] == contents[1][::-1]
+    assert all("rerank" in m.paths for m in after.memories)

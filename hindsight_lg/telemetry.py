@@ -169,29 +169,50 @@ def current_span() -> Span:
     return trace.get_current_span()
 
 
-def degrade(what: str, reason: str, span: Span | None = None, **detail: Any) -> None:
+def degrade(
+    what: str,
+    reason: str,
+    span: Span | None = None,
+    *,
+    log: bool = True,
+    log_event: str | None = None,
+    **detail: Any,
+) -> None:
     """Record a degradation (timeout, fallback, spool) as a span event, and log it.
 
     The event is named ``hindsight.<what>`` and carries ``hindsight.reason``;
     the warning log line carries the same words, and the trace ids when the
-    application put :func:`add_trace_context` in its structlog chain.
+    application put :func:`add_trace_context` in its structlog chain. Outside
+    any recording span a short ``hindsight.<what>`` span carries the event, so
+    a degradation is never missing from the trace.
 
     Args:
         what: :data:`TIMEOUT`, :data:`FALLBACK`, :data:`SPOOL` or another word.
         reason: why, in words a developer reading the trace understands.
         span: the span to annotate; the current one by default.
+        log: also log a warning (off for expected, per-call fallbacks).
+        log_event: the log event name; ``degraded_<what>`` by default.
         detail: extra ``hindsight.*`` event attributes.
     """
-    target = span if span is not None else trace.get_current_span()
     attrs: dict[str, Any] = {"hindsight.reason": reason}
     for key, value in detail.items():
         if value is not None:
             attrs[key if "." in key else f"hindsight.{key}"] = (
                 value if isinstance(value, (str, int, float, bool)) else str(value)
             )
-    target.add_event(f"hindsight.{what}", attrs)
-    target.set_attribute("hindsight.degraded", True)
-    get_logger().warning(f"degraded_{what}", reason=reason, **detail)
+    target = span if span is not None else trace.get_current_span()
+    if target.is_recording():
+        _mark(target, what, attrs)
+    else:
+        with memory_span(f"hindsight.{what}") as own:
+            _mark(own, what, attrs)
+    if log:
+        get_logger().warning(log_event or f"degraded_{what}", reason=reason, **detail)
+
+
+def _mark(span: Span, what: str, attrs: dict[str, Any]) -> None:
+    span.add_event(f"hindsight.{what}", attrs)
+    span.set_attribute("hindsight.degraded", True)
 
 
 @contextmanager

@@ -11,13 +11,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from opentelemetry import trace
-
 from hindsight_lg.errors import StoreError
 from hindsight_lg.memory.model import AuditEntry, MemoryRecord, Scope
 from hindsight_lg.memory.spool import Spool, marker_id
 from hindsight_lg.memory.worker import plain_messages
-from hindsight_lg.telemetry import get_logger
+from hindsight_lg.telemetry import SPOOL, degrade
 
 
 class SpooledCapture:
@@ -93,14 +91,13 @@ class SpooledCapture:
     def _deferred(self, cid: str, exc: StoreError) -> None:
         with self._lock:
             self._failed.add(cid)
-        get_logger().warning(
-            "capture_spooled",
+        degrade(
+            SPOOL,
+            "the store failed: the capture waits in the spool and is replayed",
+            log_event="capture_spooled",
             capture_id=cid,
             error=str(exc)[:200],
             pending=len(self._failed),
-        )
-        trace.get_current_span().add_event(
-            "capture.spooled", {"hindsight.capture_id": cid, "error": str(exc)[:200]}
         )
 
     def replay(self) -> int:

@@ -16,7 +16,7 @@ from hindsight_lg.memory.capture import Extractor
 from hindsight_lg.memory.encode import EventDraft, Extraction, extract
 from hindsight_lg.memory.model import Kind
 from hindsight_lg.memory.timeparse import find_window
-from hindsight_lg.telemetry import get_logger
+from hindsight_lg.telemetry import FALLBACK, degrade
 
 _MAX_EVENTS = 20
 _PROMPT = (
@@ -101,7 +101,12 @@ def llm_extractor(llm: Any) -> Extractor:
                 raise ValueError("model returned no events")
             return _to_extraction(turn, speaker, ref_time)
         except Exception as exc:  # model errors of any kind must not lose the turn
-            get_logger().warning("llm_extraction_failed", error=str(exc)[:200])
+            degrade(
+                FALLBACK,
+                "the model's extraction failed: heuristics extracted the turn",
+                log_event="llm_extraction_failed",
+                error=str(exc)[:200],
+            )
             return extract(text, speaker=speaker, ref_time=ref_time)
 
     return run

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.errors import (
     EmbeddingMismatch,
@@ -499,6 +500,12 @@ class MilvusBackend:
 
     def _lexical_fallback(self, expr: str, tokens: list[str], limit: int) -> list[Hit]:
         # Candidates containing any query token, scored by BM25 over the pool.
+        # Expected on servers without BM25: traced on the store call, not logged.
+        telemetry.degrade(
+            telemetry.FALLBACK,
+            "no BM25 in this Milvus: BM25 over a like-matched pool",
+            log=False,
+        )
         unique = list(dict.fromkeys(tokens))[:12]
         likes = " or ".join(f"lexical like {lit('%' + t + '%')}" for t in unique)
         fields = [*_RECORD_FIELDS, "lexical"]

@@ -1,26 +1,24 @@
 """Find the LangGraph run a memory span belongs to when no OTel span is active.
 
-Two tracers that applications use for LangGraph do not make their spans the
-current OpenTelemetry span while a node runs, so a span started inside a
-node would otherwise begin a trace of its own:
+OpenInference's LangChain instrumentation keeps its spans per LangChain run
+and, by design, never makes them the current OpenTelemetry span (attaching
+context from callbacks is unsafe), so a span started inside a LangGraph node
+would otherwise begin a trace of its own. The instrumentation exposes the
+running node's span through ``get_current_span()``: memory spans use it as
+their parent. It is looked up only if the application already imported the
+instrumentation: the library imports nothing and configures nothing.
 
-* OpenInference's LangChain instrumentation keeps its spans per run and says
-  so (attaching context from callbacks is unsafe); it exposes the span of the
-  running node through ``get_current_span()``.
-* LangSmith in OTel mode derives span ids from its run ids, so the current
-  run tree names the span to hang under.
-
-Both are looked up only if the application already imported them: the
-library imports neither and configures nothing.
+LangSmith's own tracer in OTel mode creates its spans later, from batched run
+events, with ids of their own, so there is no span to hang under while a node
+runs; ``docs/observability.md`` shows the LangSmith recipe that nests.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, TraceFlags
+from opentelemetry.trace import Span
 
 
 def parent_span() -> Span | None:
@@ -28,7 +26,7 @@ def parent_span() -> Span | None:
     current = trace.get_current_span()
     if current.get_span_context().is_valid:
         return current
-    return _openinference_span() or _langsmith_span()
+    return _openinference_span()
 
 
 def _openinference_span() -> Span | None:
@@ -41,27 +39,3 @@ def _openinference_span() -> Span | None:
     except Exception:  # a tracer's internals must never break a recall
         return None
     return span if isinstance(span, Span) else None
-
-
-def _langsmith_span() -> Span | None:
-    helpers = sys.modules.get("langsmith.run_helpers")
-    if helpers is None:
-        return None
-    try:
-        run: Any = helpers.get_current_run_tree()
-        if run is None or getattr(run.client, "otel_exporter", None) is None:
-            return None
-        from langsmith._internal._otel_utils import (
-            get_otel_span_id_from_uuid,
-            get_otel_trace_id_from_uuid,
-        )
-
-        ctx = SpanContext(
-            trace_id=get_otel_trace_id_from_uuid(run.trace_id),
-            span_id=get_otel_span_id_from_uuid(run.id),
-            is_remote=False,
-            trace_flags=TraceFlags(TraceFlags.SAMPLED),
-        )
-    except Exception:  # private API of another package: fail closed
-        return None
-    return NonRecordingSpan(ctx)

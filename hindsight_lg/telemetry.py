@@ -275,8 +275,8 @@ def add_trace_context(
 ) -> MutableMapping[str, Any]:
     """structlog processor: add ``trace_id`` and ``span_id`` of the current span.
 
-    Inside a LangGraph node traced by OpenInference's LangChain instrumentation
-    or LangSmith's OTel mode, the node's span counts as the current one.
+    Inside a LangGraph node traced by OpenInference's LangChain instrumentation,
+    the node's span counts as the current one.
 
     Example:
         >>> import structlog

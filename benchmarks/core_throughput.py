@@ -82,7 +82,8 @@ class Precomputed:
 
 
 def open_memory(folder: Path, name: str, embedder: Embedder) -> HindsightMemory:
-    backend = MilvusBackend(str(folder / f"{name}.db"))
+    tag = "".join(ch if ch.isalnum() else "-" for ch in embedder.model_id)
+    backend = MilvusBackend(str(folder / f"{name}-{tag}.db"))
     # Consolidation would run in the background mid-measurement; keep it out.
     policy = Policy(consolidate_every=0)
     return HindsightMemory(backend, embedder, policy=policy, owns_backend=True)
@@ -92,7 +93,7 @@ def capture_rate(
     folder: Path, embedder: Embedder, texts: list[str], batch: int
 ) -> tuple[float, float]:
     """(turns/s, events/s) capturing ``texts`` ``batch`` turns per call."""
-    with open_memory(folder, f"capture-{embedder.dim}-{batch}", embedder) as memory:
+    with open_memory(folder, f"capture-{batch}", embedder) as memory:
         memory.capture("warm-up turn about Berlin", namespace="warm")
         events, t0 = 0, time.perf_counter()
         for i in range(0, len(texts), batch):
@@ -143,7 +144,7 @@ def recall_latency(
     """p50/p95 of recall at ``n`` memories, query embedding excluded and included."""
     pre = Precomputed(embedder, queries)
     out: dict[str, tuple[float, float]] = {}
-    with open_memory(folder, f"recall-{embedder.dim}", pre) as memory:  # type: ignore[arg-type]
+    with open_memory(folder, "recall", pre) as memory:  # type: ignore[arg-type]
         load = bulk_load(memory, n, embedder)
         print(f"  loaded {n} memories in {load:.1f}s ({n / load:.0f}/s)")
         for mode, emb in (("excluded", pre), ("included", embedder)):
@@ -193,7 +194,9 @@ def main() -> None:
             per_turn = capture_rate(folder, embedder, texts, batch=1)
             batched = capture_rate(folder, embedder, texts, batch=50)
             print(f"{name}: recall at {args.memories} memories ...")
+            print(f"  per-turn {per_turn}, batch {batched} (turns/s, events/s)")
             lat = recall_latency(folder, embedder, args.memories, queries)
+            print(f"  recall p50/p95 ms {lat}")
             rows.append((name, per_turn, batched, lat))
     print(
         f"\n{'embedder':<9} {'per-turn turns/s':>17} {'events/s':>9} "

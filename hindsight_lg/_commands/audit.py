@@ -176,7 +176,8 @@ def render(report: dict[str, Any]) -> str:
         f"         said {o['event_time']}, stored {o['created_at']} by {o['how'] or '?'}",
     ]
     for e in report["merged"]:
-        lines.append(f"merged   {e['at']}: {e.get('content', '')!r}")
+        ids = ", ".join(e.get("source_ids") or []) or "-"
+        lines.append(f"merged   {e['at']}: {e.get('content', '')!r} (messages {ids})")
     for other in report["supersedes"]:
         lines.append(f"replaced {other}")
     if report["superseded_by"]:

@@ -23,7 +23,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+
 from hindsight_lg import telemetry
+from hindsight_lg._trace_parent import parent_span
 from hindsight_lg.memory.capture import _content, _role
 
 CaptureFn = Callable[..., Any]
@@ -138,11 +142,14 @@ class CaptureWorker:
         self._ensure_thread()
         if self.on_accept is not None:
             item = self.on_accept(item)
+        # The capture's span joins the submitter's trace (the node that
+        # submitted it), though it runs later on the worker thread.
+        entry = (item, _trace_context())
         try:
-            self._queue.put_nowait(item)
+            self._queue.put_nowait(entry)
         except queue.Full:
             telemetry.get_logger().warning("capture_queue_full", size=self.pending)
-            self._queue.put(item)
+            self._queue.put(entry)
         return True
 
     @property
@@ -184,10 +191,13 @@ class CaptureWorker:
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
+            entry = self._queue.get()
+            if entry is _STOP:
+                self._queue.task_done()
+                return
+            item, ctx = entry
+            token = otel_context.attach(ctx)
             try:
-                if item is _STOP:
-                    return
                 self._capture(**item)
                 self.done += 1
             except Exception as exc:  # one bad turn must not stop the worker
@@ -196,4 +206,12 @@ class CaptureWorker:
                     "capture_failed", error=repr(exc), namespace=item.get("namespace")
                 )
             finally:
+                otel_context.detach(token)
                 self._queue.task_done()
+
+
+def _trace_context() -> otel_context.Context:
+    span = parent_span()
+    if span is None:
+        return otel_context.Context()  # no trace around: the capture starts one
+    return trace.set_span_in_context(span, otel_context.Context())

@@ -79,3 +79,37 @@ def test_outside_any_run_memory_spans_start_their_own_trace(
         memory.recall("green tea", namespace="u1")
     recall = next(s for s in spans if s.name == "hindsight.recall")
     assert recall.parent is None
+
+
+def test_background_capture_joins_the_submitters_trace(
+    memory: HindsightMemory,
+) -> None:
+    """A turn submitted inside a span is captured later under that same span."""
+    with capture_spans() as spans:
+        with telemetry.memory_span("turn") as turn:
+            memory.submit("I prefer green tea over coffee", namespace="u1")
+        memory.flush()
+    capture = next(s for s in spans if s.name == "hindsight.capture")
+    assert capture.parent is not None
+    assert capture.parent.span_id == turn.get_span_context().span_id
+
+
+def test_background_capture_nests_under_the_capture_node(
+    memory: HindsightMemory,
+) -> None:
+    """Submitted from a traced LangGraph node, the capture nests under that node."""
+
+    def capture(state: MessagesState) -> dict[str, Any]:
+        memory.submit("I prefer green tea over coffee", namespace="u1")
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("capture", capture)
+    builder.add_edge(START, "capture")
+    with instrumented() as spans:
+        builder.compile().invoke({"messages": [("user", "tea")]})
+        memory.flush()
+    node = next(s for s in spans if s.name == "capture")
+    written = next(s for s in spans if s.name == "hindsight.capture")
+    assert node.context is not None and written.parent is not None
+    assert written.parent.span_id == node.context.span_id

@@ -16,9 +16,9 @@ then, with ``pip install 'hindsight-lg[otel]'``::
     python examples/observability/phoenix_trace.py \\
         --screenshot docs/img/phoenix-recall-trace.png
 
-The capture node here captures synchronously so the whole turn reads as one
-trace; ``hindsight_lg.nodes.add_hindsight`` captures on a background worker,
-where capture is a trace of its own.
+The capture node here captures synchronously; ``hindsight_lg.nodes.add_hindsight``
+captures on a background worker, whose capture span joins the same trace
+under the capture node, starting once the worker writes.
 """
 
 from __future__ import annotations

@@ -122,6 +122,13 @@ def _lesson(query: str, by_id: dict[str, MemoryRecord], r: Reflection) -> str:
     return " ".join(parts)
 
 
+def _log(event: str, **fields: Any) -> None:
+    try:
+        telemetry.get_logger().warning(event, **fields)
+    except Exception:  # a broken log sink must not fail the run's reflection
+        pass
+
+
 def _llm_answer(
     llm: Any, messages: Sequence[Any], shown: dict[str, MemoryRecord]
 ) -> ReflectionAnswer | None:
@@ -138,11 +145,11 @@ def _llm_answer(
         answer = llm.with_structured_output(ReflectionAnswer).invoke(prompt)
         answer = ReflectionAnswer.model_validate(answer)
     except Exception as exc:  # any model failure falls back to the heuristics
-        telemetry.get_logger().warning("reflection_llm_failed", error=repr(exc))
+        _log("reflection_llm_failed", error=repr(exc))
         return None
     named = set(answer.used) | set(answer.misleading) | set(answer.missed)
     if not named <= set(shown) or not answer.lesson.strip():
-        telemetry.get_logger().warning("reflection_llm_invalid", ids=sorted(named))
+        _log("reflection_llm_invalid", ids=sorted(named))
         return None
     return answer
 
@@ -241,7 +248,16 @@ def reflect(
         )
     else:
         result.lesson = _lesson(query, by_id, result)
-    with telemetry.memory_span(telemetry.REFLECT, namespace=namespace) as span:
+    with telemetry.memory_span(
+        telemetry.REFLECT,
+        namespace=namespace,
+        agent=agent_id,
+        used_ids=result.used,
+        misleading_ids=result.misleading,
+        missed_ids=result.missed,
+        judged_by=result.source,
+        **{"input.value": query, "output.value": result.lesson or None},
+    ) as span:
         if result.used:
             memory.reinforce(namespace, result.used)
         if result.misleading:

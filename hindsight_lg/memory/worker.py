@@ -34,6 +34,14 @@ CaptureFn = Callable[..., Any]
 _STOP = object()
 
 
+def _log(level: str, event: str, **fields: Any) -> None:
+    """Log without ever raising: a broken log sink must not kill the worker."""
+    try:
+        getattr(telemetry.get_logger(), level)(event, **fields)
+    except Exception:  # nothing better to do with a failing logger
+        pass
+
+
 def plain_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
     """LangChain messages (or dicts) as JSON-ready dicts ``{role, content, id, name}``.
 
@@ -148,7 +156,7 @@ class CaptureWorker:
         try:
             self._queue.put_nowait(entry)
         except queue.Full:
-            telemetry.get_logger().warning("capture_queue_full", size=self.pending)
+            _log("warning", "capture_queue_full", size=self.pending)
             self._queue.put(entry)
         return True
 
@@ -202,8 +210,11 @@ class CaptureWorker:
                 self.done += 1
             except Exception as exc:  # one bad turn must not stop the worker
                 self.errors += 1
-                telemetry.get_logger().error(
-                    "capture_failed", error=repr(exc), namespace=item.get("namespace")
+                _log(
+                    "error",
+                    "capture_failed",
+                    error=repr(exc),
+                    namespace=item.get("namespace"),
                 )
             finally:
                 otel_context.detach(token)

@@ -207,7 +207,12 @@ def degrade(
         with memory_span(f"hindsight.{what}") as own:
             _mark(own, what, attrs)
     if log:
-        get_logger().warning(log_event or f"degraded_{what}", reason=reason, **detail)
+        try:
+            get_logger().warning(
+                log_event or f"degraded_{what}", reason=reason, **detail
+            )
+        except Exception:  # reporting a degradation must never add a failure
+            pass
 
 
 def _mark(span: Span, what: str, attrs: dict[str, Any]) -> None:

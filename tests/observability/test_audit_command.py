@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg._commands.audit import audit_report, render
 from hindsight_lg.cli import main
 from hindsight_lg.testing import FrozenClock
+
+
+@pytest.fixture(autouse=True)
+def _reset_structlog() -> Iterator[None]:
+    # The CLI configures structlog, as applications do; undo it for other tests.
+    yield
+    structlog.reset_defaults()
 
 
 def test_origin_names_thread_messages_and_time(memory: HindsightMemory) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -37,6 +38,7 @@ def has_cjk(text: str) -> bool:
     return bool(_CJK_RE.search(text))
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     # Light suffix stripping: enough to join "caching"/"cache", "trips"/"trip".
     for suffix in ("ing", "edly", "ed", "ies", "es", "s", "ly"):

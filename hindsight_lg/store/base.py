@@ -62,18 +62,19 @@ class Where:
 
     def matches(self, r: MemoryRecord) -> bool:
         """Reference semantics, used by the in-memory backend and by tests."""
-        checks = (
-            not self.statuses or r.status.value in self.statuses,
-            not self.kinds or r.kind.value in self.kinds,
-            not self.tiers or r.tier.value in self.tiers,
-            not self.ids or r.id in self.ids,
-            self.thread_id is None or r.thread_id == self.thread_id,
-            self.since is None or r.event_time >= self.since,
-            self.until is None or r.event_time < self.until,
-            self.min_strength is None or r.strength >= self.min_strength,
-            self.reader is None or visible_to(r, self.reader),
+        # StrEnum members compare equal to their values, so no .value lookups;
+        # `and` stops at the first failing condition.
+        return (
+            (not self.statuses or r.status in self.statuses)
+            and (not self.kinds or r.kind in self.kinds)
+            and (not self.tiers or r.tier in self.tiers)
+            and (not self.ids or r.id in self.ids)
+            and (self.thread_id is None or r.thread_id == self.thread_id)
+            and (self.since is None or r.event_time >= self.since)
+            and (self.until is None or r.event_time < self.until)
+            and (self.min_strength is None or r.strength >= self.min_strength)
+            and (self.reader is None or visible_to(r, self.reader))
         )
-        return all(checks)
 
 
 def visible_to(record: MemoryRecord, reader: str) -> bool:

@@ -19,78 +19,14 @@ Example:
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from collections import Counter, OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.memory.model import AuditEntry, Edge, EdgeType, MemoryRecord
-from hindsight_lg.store._lexical import K1, B
+from hindsight_lg.store._index import NamespaceIndex
 from hindsight_lg.store.base import Hit, MemoryBackend, Where, check_namespace
-from hindsight_lg.store.memory import record_text
-
-
-@dataclass(slots=True)
-class _Namespace:
-    """One namespace's records (no vectors), BM25 postings and adjacency."""
-
-    loaded_at: float
-    records: dict[str, MemoryRecord] = field(default_factory=dict)
-    lengths: dict[str, int] = field(default_factory=dict)
-    postings: dict[str, dict[str, int]] = field(
-        default_factory=lambda: defaultdict(dict)
-    )
-    adjacency: dict[str, dict[str, Edge]] = field(
-        default_factory=lambda: defaultdict(dict)
-    )
-
-    def put(self, record: MemoryRecord) -> None:
-        self.drop(record.id)
-        slim = record.replace(dense=[], sparse={})
-        self.records[record.id] = slim
-        counts = Counter(lexical_terms(record_text(record)))
-        self.lengths[record.id] = sum(counts.values())
-        for term, tf in counts.items():
-            self.postings[term][record.id] = tf
-
-    def drop(self, memory_id: str) -> None:
-        old = self.records.pop(memory_id, None)
-        self.lengths.pop(memory_id, None)
-        if old is not None:
-            for term in set(lexical_terms(record_text(old))):
-                self.postings.get(term, {}).pop(memory_id, None)
-
-    def link(self, edge: Edge) -> None:
-        self.adjacency[edge.src][edge.key] = edge
-        self.adjacency[edge.dst][edge.key] = edge
-
-    def unlink(self, memory_id: str) -> int:
-        doomed = list(self.adjacency.pop(memory_id, {}).values())
-        for e in doomed:
-            self.adjacency.get(e.dst if e.src == memory_id else e.src, {}).pop(
-                e.key, None
-            )
-        return len(doomed)
-
-    def bm25(self, query: Sequence[str]) -> dict[str, float]:
-        """BM25 with the namespace's own statistics (same formula as the reference)."""
-        total = len(self.records)
-        if not total:
-            return {}
-        avg = sum(self.lengths.values()) / total or 1.0
-        scores: dict[str, float] = defaultdict(float)
-        for term in set(query):
-            posting = self.postings.get(term)
-            if not posting:
-                continue
-            idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
-            for mid, tf in posting.items():
-                norm = K1 * (1 - B + B * self.lengths[mid] / avg)
-                scores[mid] += idf * tf * (K1 + 1) / (tf + norm)
-        return scores
 
 
 class CachedBackend:
@@ -119,10 +55,10 @@ class CachedBackend:
         self.ttl_s = ttl_s
         self.max_records = max_records
         self.max_cached = max_cached
-        self._spaces: OrderedDict[str, _Namespace | None] = OrderedDict()
+        self._spaces: OrderedDict[str, NamespaceIndex | None] = OrderedDict()
         self._lock = threading.RLock()
 
-    def _space(self, namespace: str) -> _Namespace | None:
+    def _space(self, namespace: str) -> NamespaceIndex | None:
         check_namespace(namespace)
         with self._lock:
             if namespace in self._spaces and self._fresh(self._spaces[namespace]):
@@ -134,7 +70,7 @@ class CachedBackend:
                 self._spaces.popitem(last=False)
             return space
 
-    def _fresh(self, space: _Namespace | None) -> bool:
+    def _fresh(self, space: NamespaceIndex | None) -> bool:
         # An uncacheable (too large) namespace is remembered as None; it is
         # checked again after the TTL like any other.
         if self.ttl_s is None:
@@ -142,23 +78,23 @@ class CachedBackend:
         loaded = space.loaded_at if space is not None else 0.0
         return time.monotonic() - loaded < self.ttl_s
 
-    def _load(self, namespace: str) -> _Namespace | None:
+    def _load(self, namespace: str) -> NamespaceIndex | None:
         rows = self.inner.query(
             namespace, Where(statuses=()), limit=self.max_records + 1
         )
         if len(rows) > self.max_records:
             return None
-        space = _Namespace(loaded_at=time.monotonic())
+        space = NamespaceIndex(loaded_at=time.monotonic())
         for r in rows:
             space.put(r)
         for e in self.inner.all_edges(namespace):
             space.link(e)
         return space
 
-    def _loaded(self, namespace: str) -> _Namespace | None:
+    def _loaded(self, namespace: str) -> NamespaceIndex | None:
         with self._lock:
             space = self._spaces.get(namespace)
-            return space if isinstance(space, _Namespace) else None
+            return space if isinstance(space, NamespaceIndex) else None
 
     def invalidate(self, namespace: str | None = None) -> None:
         """Forget cached state (one namespace, or all)."""

@@ -8,10 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.errors import EmbeddingMismatch
 from hindsight_lg.memory.model import AuditEntry, Edge, EdgeType, MemoryRecord
-from hindsight_lg.store._lexical import bm25_scores
+from hindsight_lg.store._index import NamespaceIndex
 from hindsight_lg.store.base import Capabilities, Hit, Where, check_namespace
 
 
@@ -32,6 +31,8 @@ class InMemoryBackend:
         self._records: dict[str, dict[str, MemoryRecord]] = defaultdict(dict)
         self._edges: dict[str, dict[str, Edge]] = defaultdict(dict)
         self._audit: dict[str, list[AuditEntry]] = defaultdict(list)
+        self._indexes: dict[str, NamespaceIndex] = defaultdict(NamespaceIndex)
+        self._matrices: dict[str, tuple[list[str], np.ndarray]] = {}
         self._model: tuple[str, int] | None = None
         self._lock = threading.RLock()
 
@@ -54,6 +55,8 @@ class InMemoryBackend:
                 if r.namespace != namespace:
                     raise ValueError(f"record {r.id} belongs to {r.namespace!r}")
                 self._records[namespace][r.id] = r.replace()
+                self._indexes[namespace].put(r)
+            self._matrices.pop(namespace, None)
 
     def get(
         self, namespace: str, ids: Sequence[str], *, vectors: bool = False
@@ -81,24 +84,41 @@ class InMemoryBackend:
     def search_dense(
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
     ) -> list[Hit]:
-        """Exact cosine search."""
+        """Exact cosine search over every vector of the namespace, then the filter."""
+        check_namespace(namespace)
         with self._lock:
-            rows = [r for r in self._matching(namespace, where) if r.dense]
-            if not rows:
+            ids, matrix = self._vectors(namespace)
+            if not ids:
                 return []
-            matrix = np.asarray([r.dense for r in rows], dtype=np.float32)
             sims = matrix @ np.asarray(vector, dtype=np.float32)
-            order = np.argsort(-sims)[:limit]
-            return [Hit(rows[i].replace(), float(sims[i])) for i in order]
+            store = self._records[namespace]
+            hits: list[Hit] = []
+            for i in np.argsort(-sims):
+                record = store[ids[i]]
+                if where.matches(record):
+                    hits.append(Hit(record.replace(), float(sims[i])))
+                    if len(hits) >= limit:
+                        break
+            return hits
+
+    def _vectors(self, namespace: str) -> tuple[list[str], np.ndarray]:
+        # The stacked matrix is rebuilt only after a write to the namespace.
+        if namespace not in self._matrices:
+            rows = [r for r in self._records.get(namespace, {}).values() if r.dense]
+            matrix = np.asarray([r.dense for r in rows], dtype=np.float32)
+            self._matrices[namespace] = ([r.id for r in rows], matrix)
+        return self._matrices[namespace]
 
     def search_lexical(
         self, namespace: str, terms: Sequence[str], where: Where, *, limit: int
     ) -> list[Hit]:
         """BM25 with document frequencies over the whole namespace."""
+        check_namespace(namespace)
         with self._lock:
-            everything = list(self._records.get(namespace, {}).values())
-            scores = bm25_scores(terms, ((r.id, _terms(r)) for r in everything))
-            rows = [r for r in everything if r.id in scores and where.matches(r)]
+            index = self._indexes.get(namespace)
+            scores = index.bm25(terms) if index else {}
+            store = self._records[namespace] if index else {}
+            rows = [store[i] for i in scores if where.matches(store[i])]
             rows.sort(key=lambda r: -scores[r.id])
             return [Hit(r.replace(), scores[r.id]) for r in rows[:limit]]
 
@@ -107,6 +127,9 @@ class InMemoryBackend:
         check_namespace(namespace)
         with self._lock:
             store = self._records.get(namespace, {})
+            self._matrices.pop(namespace, None)
+            for i in set(ids):
+                self._indexes[namespace].drop(i)
             return sum(store.pop(i, None) is not None for i in set(ids))
 
     def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
@@ -191,12 +214,3 @@ class InMemoryBackend:
 
     def close(self) -> None:
         """Nothing to close."""
-
-
-def _terms(record: MemoryRecord) -> list[str]:
-    return lexical_terms(record_text(record))
-
-
-def record_text(record: MemoryRecord) -> str:
-    """The text a record is searched by: content plus entities and participants."""
-    return " ".join([record.content, *record.entities, *record.participants])

@@ -30,9 +30,9 @@ from hindsight_lg.errors import (
 )
 from hindsight_lg.memory.model import AuditEntry, Edge, EdgeType, MemoryRecord
 from hindsight_lg.store._expr import lit, lits, where_expr
+from hindsight_lg.store._index import record_text
 from hindsight_lg.store._lexical import bm25_scores
 from hindsight_lg.store.base import Capabilities, Hit, Where, check_namespace
-from hindsight_lg.store.memory import record_text
 
 SCHEMA_VERSION = 1
 _QUERY_WINDOW = 16384  # Milvus caps offset+limit of one query at this

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+import structlog
 from hypothesis import settings
 
 from hindsight_lg import HindsightMemory
@@ -46,6 +47,17 @@ class _MilvusPool:
     def close(self) -> None:
         for backend in self._open.values():
             backend.close()
+
+
+@pytest.fixture(autouse=True)
+def _reset_structlog() -> Iterator[None]:
+    """Undo structlog configuration a test made through the CLI, as apps do.
+
+    A leaked configuration prints to a capture stream pytest has since closed,
+    which turns every later log call into an error.
+    """
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture(scope="session")

@@ -91,9 +91,12 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def chatbot_run(phoenix: str) -> dict[str, Any]:
+def chatbot_run(
+    phoenix: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     """Run the example chatbot once against Phoenix; its project and JSON logs."""
     project = f"hindsight-test-{uuid.uuid4().hex[:8]}"
+    uri = tmp_path_factory.mktemp("chatbot") / "memory.db"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     out = subprocess.run(
         [
@@ -105,6 +108,8 @@ def chatbot_run(phoenix: str) -> dict[str, Any]:
             project,
             "--embedder",
             "hashing",
+            "--uri",
+            str(uri),
         ],
         capture_output=True,
         text=True,

@@ -10,12 +10,17 @@ of adding a new one; enough confirmations verify it).
 Heuristics do the judging without a chat model; with one, its structured
 answer is validated (only ids it was shown) and any failure falls back to the
 heuristics.
+
+Reflection is a write, and writes never block a turn: nodes and middleware
+call :func:`reflect_later`, which queues the whole reflection on the capture
+worker (after the run's own capture); ``memory.flush()`` waits for it.
+:func:`reflect` runs it inline, for tests and scripts that want the result.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -273,3 +278,37 @@ async def areflect(
 ) -> Reflection:
     """Async twin of :func:`reflect` (the work runs in a worker thread)."""
     return await asyncio.to_thread(reflect, memory, messages, **kwargs)
+
+
+def reflect_later(
+    memory: HindsightMemory,
+    messages: Sequence[Any],
+    *,
+    on_done: Callable[[Reflection], None] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Queue :func:`reflect` on the memory's background worker and return at once.
+
+    It runs after the captures queued before it (so the run's own turn is
+    stored first) and ``memory.flush()`` waits for it. With an ``llm`` the
+    model call runs there too: captures queued behind it wait for it, the
+    turn does not.
+
+    Args:
+        memory: the engine to judge and update.
+        messages: the run's trajectory (copied now).
+        on_done: called on the worker with the :class:`Reflection`.
+        **kwargs: the keyword arguments of :func:`reflect`.
+    """
+    run = list(messages)
+    if kwargs.get("recalled_at") is None:
+        # Frozen now: the run's own capture lands before the job runs and must
+        # not count as a memory the run "missed".
+        kwargs["recalled_at"] = memory.clock()
+
+    def job() -> None:
+        result = reflect(memory, run, **kwargs)
+        if on_done is not None:
+            on_done(result)
+
+    memory.worker.defer(job)

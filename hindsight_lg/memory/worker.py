@@ -11,6 +11,11 @@ JSON by a durable spool.
 The worker also keeps the set of message ids already handed to capture
 ("claims"): the capture node, the middleware and the checkpointer share it,
 so a message reaches long-term memory once however many of them see it.
+
+Other writes that must not block a turn (reflection's reinforce / weaken /
+lesson) are queued as jobs on the same queue with :meth:`CaptureWorker.defer`:
+they run after the captures submitted before them, and ``flush()`` waits for
+them too.
 """
 
 from __future__ import annotations
@@ -139,6 +144,27 @@ class CaptureWorker:
 
     # -- the queue -------------------------------------------------------------
 
+    def defer(self, job: Callable[[], Any]) -> None:
+        """Queue a job to run on the worker after everything queued before it.
+
+        Jobs are not spooled: a crash loses them, which suits work that is
+        useful but not owed to anyone (reflection).
+
+        Raises:
+            RuntimeError: the worker was closed.
+        """
+        if self._closed:
+            raise RuntimeError("capture worker is closed; open a new HindsightMemory")
+        self._ensure_thread()
+        self._put((job, _trace_context()))
+
+    def _put(self, entry: tuple[Any, otel_context.Context]) -> None:
+        try:
+            self._queue.put_nowait(entry)
+        except queue.Full:
+            _log("warning", "capture_queue_full", size=self.pending)
+            self._queue.put(entry)
+
     def submit(self, item: dict[str, Any]) -> bool:
         """Queue one capture and return at once (waits only when the queue is full).
 
@@ -152,12 +178,7 @@ class CaptureWorker:
             item = self.on_accept(item)
         # The capture's span joins the submitter's trace (the node that
         # submitted it), though it runs later on the worker thread.
-        entry = (item, _trace_context())
-        try:
-            self._queue.put_nowait(entry)
-        except queue.Full:
-            _log("warning", "capture_queue_full", size=self.pending)
-            self._queue.put(entry)
+        self._put((item, _trace_context()))
         return True
 
     @property
@@ -206,19 +227,23 @@ class CaptureWorker:
             item, ctx = entry
             token = otel_context.attach(ctx)
             try:
-                self._capture(**item)
+                if callable(item):
+                    item()
+                else:
+                    self._capture(**item)
                 self.done += 1
             except Exception as exc:  # one bad turn must not stop the worker
                 self.errors += 1
-                _log(
-                    "error",
-                    "capture_failed",
-                    error=repr(exc),
-                    namespace=item.get("namespace"),
-                )
+                _log("error", "capture_failed", error=repr(exc), **_about(item))
             finally:
                 otel_context.detach(token)
                 self._queue.task_done()
+
+
+def _about(item: Any) -> dict[str, Any]:
+    if callable(item):
+        return {"job": getattr(item, "__qualname__", repr(item))}
+    return {"namespace": item.get("namespace")}
 
 
 def _trace_context() -> otel_context.Context:

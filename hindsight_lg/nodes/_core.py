@@ -1,39 +1,78 @@
 """The three LangGraph nodes: recall before the agent, capture after, reflect at the end.
 
-Each factory returns a ``RunnableLambda`` with a sync and an async body, so the
-same node serves ``invoke``/``stream`` and ``ainvoke``/``astream`` without
-blocking an event loop.
+Each factory returns a :class:`HindsightNode`: a runnable with a sync and an
+async body, so the same node serves ``invoke``/``stream`` and
+``ainvoke``/``astream`` without blocking an event loop. Like the plain
+functions LangGraph wraps with ``add_node``, it opens no callback run of its
+own (the graph already traces the node), which keeps the capture node's time
+on the turn's path to a queue hand-off.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from langchain_core.messages import RemoveMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from hindsight_lg.memory._messages import (
     EPHEMERAL_PREFIX,
     current_turn,
     is_ephemeral,
     latest_user_text,
+    role,
     text_of,
 )
 from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.memory.recall import RecallResult
-from hindsight_lg.memory.reflect import Reflection, areflect, reflect
+from hindsight_lg.memory.reflect import Reflection, areflect, reflect, reflect_later
 from hindsight_lg.nodes._run import (
     Identity,
     RecallNote,
     ledger_for,
+    reflection_args,
     require_identity,
     without_turn,
 )
 
 Into = Literal["messages", "state"]
-Node = RunnableLambda[Any, dict[str, Any]]
+Position = Literal["after", "before"]
+ReflectMode = Literal["background", "sync"]
+Body = Callable[[Any, RunnableConfig], dict[str, Any]]
+AsyncBody = Callable[[Any, RunnableConfig], Awaitable[dict[str, Any]]]
+
+
+class HindsightNode(Runnable[Any, dict[str, Any]]):
+    """A graph node with a sync and an async body and no callback run of its own.
+
+    Args:
+        func: ``func(state, config)`` for ``invoke`` / ``stream``.
+        afunc: ``await afunc(state, config)`` for ``ainvoke`` / ``astream``.
+        name: the node's default name.
+    """
+
+    def __init__(self, func: Body, afunc: AsyncBody, name: str) -> None:
+        self.func, self.afunc, self.name = func, afunc, name
+
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Run the sync body."""
+        return self.func(input, config if config is not None else ensure_config())
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Run the async body."""
+        return await self.afunc(
+            input, config if config is not None else ensure_config()
+        )
+
+
+Node = HindsightNode
 
 
 def _messages(state: Any) -> list[Any]:
@@ -49,6 +88,20 @@ def _drop_ephemeral(messages: list[Any]) -> list[Any]:
     return [RemoveMessage(id=m.id) for m in messages if is_ephemeral(m)]
 
 
+def _placed_before_user(messages: list[Any], block: SystemMessage) -> list[Any]:
+    """The whole thread rewritten with ``block`` just before the latest user message.
+
+    ``add_messages`` can only append, so the update replaces every message
+    (``REMOVE_ALL_MESSAGES``) while keeping their ids, which capture claims by.
+    """
+    kept = [m for m in messages if not is_ephemeral(m)]
+    at = next(
+        (i for i in range(len(kept) - 1, -1, -1) if role(kept[i]) == "human"),
+        len(kept),
+    )
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept[:at], block, *kept[at:]]
+
+
 def memory_message(result: RecallResult) -> SystemMessage | None:
     """The recalled memories as a system message with an ephemeral id."""
     prompt = result.to_prompt()
@@ -59,9 +112,15 @@ def memory_message(result: RecallResult) -> SystemMessage | None:
 
 class _Recall:
     def __init__(
-        self, memory: HindsightMemory, into: Into, state_key: str, **opts: Any
+        self,
+        memory: HindsightMemory,
+        into: Into,
+        state_key: str,
+        position: Position,
+        **opts: Any,
     ) -> None:
         self.memory, self.into, self.state_key = memory, into, state_key
+        self.position = position
         self.agent_id: str | None = opts.pop("agent_id", None)
         self.opts = opts
 
@@ -90,8 +149,10 @@ class _Recall:
         )
         if self.into == "state":
             return {self.state_key: result.to_prompt()}
-        updates: list[Any] = _drop_ephemeral(messages)
         message = memory_message(result)
+        if self.position == "before" and message is not None:
+            return {"messages": _placed_before_user(messages, message)}
+        updates: list[Any] = _drop_ephemeral(messages)
         if message is not None:
             updates.append(message)
         return {"messages": updates} if updates else {}
@@ -121,6 +182,7 @@ def recall_node(
     include_experience: bool = False,
     agent_id: str | None = None,
     timeout: float | None = -1.0,
+    position: Position = "after",
 ) -> Node:
     """A node that recalls memories for the latest user message.
 
@@ -130,6 +192,10 @@ def recall_node(
             :func:`capture_node`, so it never stays in the thread); ``"state"``
             writes the rendered block to ``state[state_key]`` instead.
         state_key: the state key for ``into="state"``.
+        position: with ``into="messages"``, ``"after"`` appends the memory
+            message after the user message; ``"before"`` puts it just before
+            the latest user message (the update then rewrites the thread's
+            message list, ids kept).
         budget_tokens: size of the memory block.
         k: at most this many memories.
         include_experience: also give unverified experience lessons.
@@ -147,13 +213,14 @@ def recall_node(
         memory,
         into,
         state_key,
+        position,
         budget_tokens=budget_tokens,
         k=k,
         include_experience=include_experience,
         agent_id=agent_id,
         timeout=timeout,
     )
-    return RunnableLambda(impl.sync, afunc=impl.run_async, name="hindsight_recall")
+    return HindsightNode(impl.sync, impl.run_async, "hindsight_recall")
 
 
 def capture_node(
@@ -179,6 +246,8 @@ def capture_node(
     def capture(state: Any, config: RunnableConfig) -> dict[str, Any]:
         who = require_identity(config, agent_id=agent_id)
         messages = _messages(state)
+        # The hand-off is the turn's whole cost: plain dicts, claims, a queue
+        # put. Encoding, embedding and the store run on the worker.
         memory.submit(
             current_turn(messages),
             namespace=who.namespace,
@@ -192,40 +261,49 @@ def capture_node(
     async def acapture(state: Any, config: RunnableConfig) -> dict[str, Any]:
         return capture(state, config)  # submit never waits on the write itself
 
-    return RunnableLambda(capture, afunc=acapture, name="hindsight_capture")
+    return HindsightNode(capture, acapture, "hindsight_capture")
 
 
 class _Reflect:
-    def __init__(self, memory: HindsightMemory, llm: Any, agent_id: str | None) -> None:
-        self.memory, self.llm, self.agent_id = memory, llm, agent_id
+    def __init__(
+        self, memory: HindsightMemory, llm: Any, agent_id: str | None, mode: ReflectMode
+    ) -> None:
+        if mode not in ("background", "sync"):
+            raise ValueError(f"mode must be 'background' or 'sync', not {mode!r}")
+        self.memory, self.llm, self.agent_id, self.mode = memory, llm, agent_id, mode
         self.last: Reflection | None = None
 
-    def _kwargs(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+    def _done(self, result: Reflection) -> None:
+        self.last = result
+
+    def _start(self, state: Any, config: RunnableConfig) -> tuple[list[Any], Any]:
         who = require_identity(config, agent_id=self.agent_id)
-        note = ledger_for(self.memory).pop(who)
-        return {
-            "namespace": who.namespace,
-            "agent_id": who.agent_id,
-            "thread_id": who.thread_id,
-            "recalled_ids": note.ids if note else [],
-            "query": note.query if note else "",
-            "recalled_at": note.at if note else None,
-            "llm": self.llm,
-        }
+        turn = current_turn(_messages(state))
+        return turn, reflection_args(self.memory, who, self.llm)
 
     def sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        turn = current_turn(_messages(state))
-        self.last = reflect(self.memory, turn, **self._kwargs(state, config))
+        turn, kwargs = self._start(state, config)
+        if self.mode == "background":
+            reflect_later(self.memory, turn, on_done=self._done, **kwargs)
+        else:
+            self._done(reflect(self.memory, turn, **kwargs))
         return {}
 
     async def run_async(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        turn = current_turn(_messages(state))
-        self.last = await areflect(self.memory, turn, **self._kwargs(state, config))
+        turn, kwargs = self._start(state, config)
+        if self.mode == "background":
+            reflect_later(self.memory, turn, on_done=self._done, **kwargs)
+        else:
+            self._done(await areflect(self.memory, turn, **kwargs))
         return {}
 
 
 def reflect_node(
-    memory: HindsightMemory, *, llm: Any = None, agent_id: str | None = None
+    memory: HindsightMemory,
+    *,
+    llm: Any = None,
+    agent_id: str | None = None,
+    mode: ReflectMode = "background",
 ) -> Node:
     """A node that reflects on the finished run (see :mod:`hindsight_lg.memory.reflect`).
 
@@ -233,9 +311,15 @@ def reflect_node(
         memory: the engine to judge and update.
         llm: optional chat model for the judgement (heuristics without one).
         agent_id: fixed agent id (else from context / ``configurable``).
+        mode: ``"background"`` queues the reflection on the capture worker
+            (the run does not wait; ``memory.flush()`` does); ``"sync"`` runs
+            it inline, for tests and scripts that need it done on return.
 
     Returns:
         A runnable node; it changes no state.
+
+    Raises:
+        ValueError: unknown ``mode``.
     """
-    impl = _Reflect(memory, llm, agent_id)
-    return RunnableLambda(impl.sync, afunc=impl.run_async, name="hindsight_reflect")
+    impl = _Reflect(memory, llm, agent_id, mode)
+    return HindsightNode(impl.sync, impl.run_async, "hindsight_reflect")

@@ -131,6 +131,20 @@ def ledger_for(memory: Any) -> RunLedger:
         return ledger
 
 
+def reflection_args(memory: Any, who: Identity, llm: Any) -> dict[str, Any]:
+    """Keyword arguments of ``reflect`` for the run of ``who`` (takes its ledger note)."""
+    note = ledger_for(memory).pop(who)
+    return {
+        "namespace": who.namespace,
+        "agent_id": who.agent_id,
+        "thread_id": who.thread_id,
+        "recalled_ids": note.ids if note else [],
+        "query": note.query if note else "",
+        "recalled_at": note.at if note else None,
+        "llm": llm,
+    }
+
+
 def without_turn(result: RecallResult, turn: Sequence[Any]) -> RecallResult:
     """Drop memories captured from the current turn: the model already has them."""
     ids = {str(_lookup(m, "id")) for m in turn if _lookup(m, "id")}

@@ -12,6 +12,7 @@ from hindsight_lg.memory._messages import is_final_answer
 from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.nodes._core import (
     Into,
+    ReflectMode,
     _messages,
     capture_node,
     recall_node,
@@ -76,7 +77,7 @@ def add_hindsight(
     *,
     agent: str = "agent",
     memory: HindsightMemory,
-    reflect: bool = True,
+    reflect: bool | ReflectMode = True,
     llm: Any = None,
     into: Into = "messages",
     agent_id: str | None = None,
@@ -93,7 +94,9 @@ def add_hindsight(
         builder: an uncompiled ``StateGraph`` whose state has ``messages``.
         agent: the node that calls the model.
         memory: the engine.
-        reflect: add the reflection branch.
+        reflect: add the reflection branch: ``True`` or ``"background"`` runs
+            it on the capture worker (the run does not wait for it;
+            ``memory.flush()`` does), ``"sync"`` inline, ``False`` not at all.
         llm: chat model for reflection (heuristics without one).
         into: where recalled memories go (see :func:`recall_node`).
         agent_id: fixed agent id (else from context / ``configurable``).
@@ -130,7 +133,10 @@ def add_hindsight(
     _rewire_entry(builder, agent)
     _rewire_exits(builder, agent)
     if reflect:
-        builder.add_node(REFLECT, reflect_node(memory, llm=llm, agent_id=agent_id))
+        mode: ReflectMode = "background" if reflect is True else reflect
+        builder.add_node(
+            REFLECT, reflect_node(memory, llm=llm, agent_id=agent_id, mode=mode)
+        )
         builder.add_conditional_edges(CAPTURE, _after_capture, [REFLECT, END])
         builder.add_edge(REFLECT, END)
     else:

@@ -8,7 +8,7 @@ memory block added to every model call with ``request.override(system_message=..
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 try:
     from langchain.agents.middleware import (
@@ -27,11 +27,12 @@ from langgraph.runtime import Runtime
 from hindsight_lg.memory._messages import current_turn, latest_user_text, text_of
 from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.memory.recall import RecallResult
-from hindsight_lg.memory.reflect import Reflection, areflect, reflect
+from hindsight_lg.memory.reflect import Reflection, areflect, reflect, reflect_later
 from hindsight_lg.nodes._run import (
     Identity,
     RecallNote,
     ledger_for,
+    reflection_args,
     require_identity,
     without_turn,
 )
@@ -54,7 +55,10 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
 
     Args:
         memory: the engine.
-        reflect: reflect at the end of each run (reinforce / weaken / lesson).
+        reflect: reflect at the end of each run (reinforce / weaken / lesson):
+            ``True`` or ``"background"`` queues it on the capture worker (the
+            run does not wait; ``memory.flush()`` does), ``"sync"`` runs it
+            inline, ``False`` not at all.
         llm: chat model for reflection (heuristics without one).
         agent_id: fixed agent id (else ``agent_id`` from context / configurable).
         scope: scope of captured memories.
@@ -73,15 +77,21 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         self,
         memory: HindsightMemory,
         *,
-        reflect: bool = True,
+        reflect: bool | Literal["background", "sync"] = True,
         llm: Any = None,
         agent_id: str | None = None,
         scope: str = "private",
         **recall_options: Any,
     ) -> None:
         super().__init__()
+        if reflect not in (True, False, "background", "sync"):
+            raise ValueError(
+                f"reflect must be a bool, 'background' or 'sync', not {reflect!r}"
+            )
         self.memory = memory
-        self.reflect = reflect
+        self.reflect: Literal["background", "sync"] | None = (
+            ("background" if reflect is True else reflect) if reflect else None
+        )
         self.llm = llm
         self.agent_id = agent_id
         self.scope = scope
@@ -163,17 +173,16 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
             scope=self.scope,
         )
 
-    def _reflect_kwargs(self, who: Identity) -> dict[str, Any]:
-        note = ledger_for(self.memory).pop(who)
-        return {
-            "namespace": who.namespace,
-            "agent_id": who.agent_id,
-            "thread_id": who.thread_id,
-            "recalled_ids": note.ids if note else [],
-            "query": note.query if note else "",
-            "recalled_at": note.at if note else None,
-            "llm": self.llm,
-        }
+    def _done(self, result: Reflection) -> None:
+        self.last_reflection = result
+
+    def _reflect_later(self, who: Identity, turn: list[Any]) -> bool:
+        """Queue the reflection when it runs in the background; ``False`` if inline."""
+        if self.reflect != "background":
+            return False
+        args = reflection_args(self.memory, who, self.llm)
+        reflect_later(self.memory, turn, on_done=self._done, **args)
+        return True
 
     def after_agent(
         self, state: HindsightAgentState, runtime: Runtime[Any]
@@ -181,10 +190,9 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         who = self._who(runtime)
         turn = current_turn(list(state["messages"]))
         self._capture(who, turn)
-        if self.reflect:
-            self.last_reflection = reflect(
-                self.memory, turn, **self._reflect_kwargs(who)
-            )
+        if self.reflect and not self._reflect_later(who, turn):
+            args = reflection_args(self.memory, who, self.llm)
+            self._done(reflect(self.memory, turn, **args))
         return None
 
     async def aafter_agent(
@@ -193,8 +201,7 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         who = self._who(runtime)
         turn = current_turn(list(state["messages"]))
         self._capture(who, turn)
-        if self.reflect:
-            self.last_reflection = await areflect(
-                self.memory, turn, **self._reflect_kwargs(who)
-            )
+        if self.reflect and not self._reflect_later(who, turn):
+            args = reflection_args(self.memory, who, self.llm)
+            self._done(await areflect(self.memory, turn, **args))
         return None

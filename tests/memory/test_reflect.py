@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from hindsight_lg import HindsightMemory, Kind
-from hindsight_lg.memory.reflect import reflect
+from hindsight_lg.memory.reflect import Reflection, reflect, reflect_later
 from hindsight_lg.testing import (
     FakeToolChatModel,
     HashingEmbedder,
@@ -101,3 +101,16 @@ def test_invalid_model_answer_falls_back_to_heuristics(memory: HindsightMemory) 
     run = [HumanMessage("Where do I live?"), AIMessage("You live in Porto, Portugal.")]
     result = reflect(memory, run, namespace="u1", recalled_ids=[used], llm=llm)
     assert (result.source, result.used) == ("heuristic", [used])
+
+
+def test_reflect_later_runs_on_the_worker_and_flush_waits(
+    memory: HindsightMemory,
+) -> None:
+    """reflect_later returns at once; after flush the lesson is stored and reported."""
+    used = memory.remember("I love jasmine tea", namespace="u1").id
+    run = [HumanMessage("Which tea?"), AIMessage("You love jasmine tea.")]
+    got: list[Reflection] = []
+    reflect_later(memory, run, namespace="u1", recalled_ids=[used], on_done=got.append)
+    memory.flush()
+    assert len(got) == 1 and got[0].used == [used]
+    assert memory.list_memories("u1", kinds=["experience"])

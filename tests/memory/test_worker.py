@@ -119,3 +119,33 @@ def test_memory_submit_dedupes_and_flush_makes_it_searchable() -> None:
     contents = [r.content for r in memory.list_memories("u1")]
     assert contents == ["I prefer green tea over coffee"]
     memory.close()
+
+
+def test_deferred_jobs_run_in_order_after_earlier_captures() -> None:
+    """A deferred job runs after the captures queued before it, and flush waits for it."""
+    order: list[str] = []
+    worker = CaptureWorker(lambda **item: order.append(str(item["namespace"])))
+    worker.submit({"messages_or_text": "x", "namespace": "u1"})
+    worker.defer(lambda: order.append("job"))
+    worker.submit({"messages_or_text": "y", "namespace": "u2"})
+    assert worker.flush(timeout=5)
+    assert order == ["u1", "job", "u2"]
+    worker.close()
+
+
+def test_a_failing_job_is_counted_and_the_worker_goes_on() -> None:
+    """A job that raises counts as an error; later captures still run."""
+    seen: list[str] = []
+    worker = CaptureWorker(lambda **item: seen.append(str(item["namespace"])))
+
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    worker.defer(broken)
+    worker.submit({"messages_or_text": "x", "namespace": "u1"})
+    assert worker.flush(timeout=5)
+    assert worker.errors == 1
+    assert seen == ["u1"]
+    worker.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        worker.defer(lambda: None)

@@ -31,12 +31,17 @@ def memory() -> Iterator[HindsightMemory]:
     engine.close()
 
 
-def _agent(memory: HindsightMemory, model: FakeToolChatModel, **kw: Any) -> Any:
+def _agent(
+    memory: HindsightMemory,
+    model: FakeToolChatModel,
+    reflect: Any = True,
+    **kw: Any,
+) -> Any:
     return create_agent(
         model,
         tools=[],
         system_prompt="You are a support agent.",
-        middleware=[HindsightMiddleware(memory)],
+        middleware=[HindsightMiddleware(memory, reflect=reflect)],
         **kw,
     )
 
@@ -103,3 +108,17 @@ def test_middleware_and_bridging_saver_capture_once(memory: HindsightMemory) -> 
     )
     memory.flush()
     assert sorted(ids) == sorted(m.id for m in out["messages"])
+
+
+def test_sync_reflection_is_done_when_invoke_returns(memory: HindsightMemory) -> None:
+    """With reflect="sync" the lesson exists as soon as invoke returns, without flush."""
+    memory.capture(FACT, namespace="u1")
+    agent = _agent(memory, FakeToolChatModel(respond=_echo), reflect="sync")
+    agent.invoke({"messages": [HumanMessage(QUESTION)]}, _cfg("t"))
+    assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
+
+
+def test_unknown_reflect_mode_is_refused(memory: HindsightMemory) -> None:
+    """A reflect value other than a bool, "background" or "sync" raises ValueError."""
+    with pytest.raises(ValueError, match="background"):
+        HindsightMiddleware(memory, reflect="later")  # type: ignore[arg-type]

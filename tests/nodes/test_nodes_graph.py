@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,3 +174,58 @@ def test_add_hindsight_refuses_unknown_agent(memory: HindsightMemory) -> None:
     builder.add_edge(START, "llm")
     with pytest.raises(ValueError, match="no node named"):
         add_hindsight(builder, memory=memory)
+
+
+def test_sync_reflection_is_done_when_invoke_returns(
+    memory: HindsightMemory, make_graph: GraphFactory
+) -> None:
+    """With reflect="sync" the lesson is stored before invoke returns."""
+    memory.capture(FACT, namespace="u1")
+    graph = make_graph(InMemorySaver(), reflect="sync")
+    _ask(graph, QUESTION, cfg("t2"))
+    assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
+
+
+def test_background_reflection_waits_for_flush(
+    memory: HindsightMemory, make_graph: GraphFactory
+) -> None:
+    """The default reflection runs on the worker: after flush, the lesson is stored."""
+    memory.capture(FACT, namespace="u1")
+    graph = make_graph(InMemorySaver())
+    gate = threading.Event()
+    memory.worker.defer(lambda: gate.wait(5))  # hold the worker: nothing can run yet
+    _ask(graph, QUESTION, cfg("t2"))
+    assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value]) == []
+    gate.set()
+    memory.flush()
+    assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
+
+
+def test_memory_message_can_sit_before_the_user_message(
+    memory: HindsightMemory, model: FakeToolChatModel
+) -> None:
+    """position="before" puts the memory block just before the latest user message."""
+    memory.capture(FACT, namespace="u1")
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda s: {"messages": [model.invoke(s["messages"])]})
+    builder.add_edge(START, "agent")
+    add_hindsight(builder, memory=memory, reflect=False, position="before")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    _ask(graph, "hello", cfg("t1"))
+    thread = _ask(graph, QUESTION, cfg("t1"))
+    seen = model.calls[-1]
+    assert [m.type for m in seen] == ["human", "ai", "system", "human"]
+    assert "<memories>" in seen[2].content
+    assert [m.type for m in thread] == ["human", "ai", "human", "ai"]
+
+
+async def test_nodes_run_directly_sync_and_async(memory: HindsightMemory) -> None:
+    """A node is a runnable: invoke and ainvoke give the same update."""
+    memory.capture(FACT, namespace="u1")
+    node = recall_node(memory, timeout=None)
+    state = {"messages": [HumanMessage(QUESTION, id="q1")]}
+    config = {"configurable": {"user_id": "u1"}}
+    sync_out = node.invoke(state, config)
+    async_out = await node.ainvoke(state, config)
+    assert "jasmine" in sync_out["messages"][0].content
+    assert async_out["messages"][0].content == sync_out["messages"][0].content

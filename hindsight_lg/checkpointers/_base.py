@@ -9,6 +9,13 @@ captured once however it is seen. The first time a thread is seen in a process,
 the parent checkpoint's messages are claimed without capture: they were
 captured by whichever process wrote them, so restarts, replays and forks never
 capture twice.
+
+``delete_for_runs``, ``copy_thread`` and ``prune`` are optional in LangGraph
+(the base class raises ``NotImplementedError``). The bridge forwards them when
+the inner saver implements them and otherwise raises ``NotImplementedError``
+naming the inner saver: emulating them through ``list``/``put``/
+``delete_thread`` would mean deleting and rewriting whole threads, which is not
+atomic and can sever ``DeltaChannel`` history.
 """
 
 from __future__ import annotations
@@ -73,6 +80,15 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
         if name == "inner" or name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+    def _require(self, method: str) -> None:
+        """Raise unless the inner saver implements the optional ``method``."""
+        if not implements(self.inner, method):
+            raise NotImplementedError(
+                f"{type(self.inner).__name__} does not implement {method}(); the "
+                f"bridge forwards it to the inner saver, so wrap one that does "
+                f"(delete_thread() works with every saver)"
+            )
 
     # -- the capture decision --------------------------------------------------
 
@@ -171,14 +187,17 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
             self._forget_thread(thread_id)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._require("delete_for_runs")
         self.inner.delete_for_runs(run_ids)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._require("copy_thread")
         self.inner.copy_thread(source_thread_id, target_thread_id)
 
     def prune(
         self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
     ) -> None:
+        self._require("prune")
         self.inner.prune(thread_ids, strategy=strategy)
 
     # -- plain forwarding --------------------------------------------------------
@@ -212,6 +231,16 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
         return await self.inner.aget_delta_channel_history(
             config=config, channels=channels
         )
+
+
+def implements(saver: BaseCheckpointSaver[Any], method: str) -> bool:
+    """Whether ``saver`` overrides an optional method of ``BaseCheckpointSaver``.
+
+    The same test LangGraph's conformance suite uses to detect capabilities.
+    """
+    return getattr(type(saver), method, None) is not getattr(
+        BaseCheckpointSaver, method, None
+    )
 
 
 def _channel_messages(checkpoint: Checkpoint) -> list[Any]:

@@ -82,12 +82,15 @@ class AsyncHindsightSaver(BaseHindsightSaver):
             await asyncio.to_thread(self._forget_thread, thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._require("adelete_for_runs")
         await self.inner.adelete_for_runs(run_ids)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._require("acopy_thread")
         await self.inner.acopy_thread(source_thread_id, target_thread_id)
 
     async def aprune(
         self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
     ) -> None:
+        self._require("aprune")
         await self.inner.aprune(thread_ids, strategy=strategy)

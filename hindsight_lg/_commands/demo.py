@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hindsight_lg._commands import add_store_args, open_memory
+from hindsight_lg.templates import TEMPLATES
 
 NAMESPACE = "demo-user"
 SESSIONS: list[tuple[str, list[str]]] = [
@@ -55,38 +56,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--template",
         choices=sorted(TEMPLATES),
-        help="run a chatbot template from examples/ instead (offline unless "
+        help="run a chatbot template from hindsight_lg.templates instead (offline unless "
         "HINDSIGHT_CHAT_MODEL names an init_chat_model model)",
     )
     p.set_defaults(func=cmd_demo)
 
 
-TEMPLATES = {
-    "assistant": "personal_assistant.py",
-    "support": "customer_support.py",
-    "team": "team.py",
-}
-
-
 def _load_template(name: str) -> Any:
-    """Import ``examples/<template>.py`` from the source checkout."""
-    import importlib.util
-    import sys
-    from pathlib import Path
+    """Import the template module shipped in ``hindsight_lg.templates``."""
+    from hindsight_lg.templates import load
 
-    path = Path(__file__).resolve().parents[2] / "examples" / TEMPLATES[name]
-    if not path.exists():
-        raise SystemExit(
-            f"{path} not found: the templates ship in the repository's examples/ "
-            "directory; run from a source checkout"
-        )
-    spec = importlib.util.spec_from_file_location(f"hindsight_example_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses in the module look it up in sys.modules
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load(name)
 
 
 def cmd_template(args: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
+import importlib.resources
+import runpy
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.cli import main
+from hindsight_lg.templates import load
 from hindsight_lg.testing import (
     FakeToolChatModel,
     HashingEmbedder,
@@ -20,16 +22,11 @@ from hindsight_lg.testing import (
 )
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MODULES = {"personal_assistant.py", "customer_support.py", "team.py"}
 
 
 def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / name)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses in the module look it up in sys.modules
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"hindsight_lg.templates.{name.removesuffix('.py')}")
 
 
 @pytest.fixture
@@ -81,3 +78,25 @@ def test_cli_demo_runs_a_template(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert "template: support" in out
     assert out.count("->") == 3
+
+
+def test_templates_ship_as_package_files() -> None:
+    """The template modules are files of the installed package, found without examples/."""
+    shipped = {
+        p.name for p in importlib.resources.files("hindsight_lg.templates").iterdir()
+    }
+    assert MODULES <= shipped
+    assert load("assistant").__name__ == "hindsight_lg.templates.personal_assistant"
+    with pytest.raises(ValueError, match="assistant"):
+        load("nope")
+
+
+@pytest.mark.parametrize("script", sorted(MODULES))
+def test_example_scripts_run_the_packaged_templates(
+    script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python examples/<name>.py` runs the packaged template's main offline."""
+    monkeypatch.delenv("HINDSIGHT_CHAT_MODEL", raising=False)
+    monkeypatch.setenv("HINDSIGHT_URI", ":memory:")
+    runpy.run_path(str(EXAMPLES / script), run_name="__main__")
+    assert "->" in capsys.readouterr().out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from hindsight_lg import telemetry
@@ -34,6 +35,7 @@ from hindsight_lg.memory.model import (
     Tier,
 )
 from hindsight_lg.store.base import Where, check_namespace
+from hindsight_lg.store.lease import server_leases
 
 if TYPE_CHECKING:
     from hindsight_lg.embeddings.base import Embedder
@@ -76,6 +78,12 @@ class LifecycleOps:
     llm: Any
     clock: Callable[[], float]
     _write_lock: threading.RLock
+
+    def _exclusive(self, namespace: str, resource: str) -> AbstractContextManager[None]:
+        # The write lock covers this process; on a Milvus server other processes
+        # write too, and only a lease keeps their read-check-write apart.
+        leases = server_leases(self.backend)
+        return nullcontext() if leases is None else leases.hold(namespace, resource)
 
     def _load(self, namespace: str, memory_id: str) -> MemoryRecord:
         rows = self.backend.get(check_namespace(namespace), [memory_id], vectors=True)
@@ -132,6 +140,7 @@ class LifecycleOps:
                 memory_id=memory_id,
             ),
             self._write_lock,
+            self._exclusive(namespace, f"memory:{memory_id}"),
         ):
             record = self._load(namespace, memory_id)
             if expected_version is not None and record.version != expected_version:
@@ -328,6 +337,7 @@ class LifecycleOps:
                 telemetry.CONSOLIDATE, telemetry.CREATE_MEMORY, namespace=namespace
             ) as span,
             self._write_lock,
+            self._exclusive(namespace, "consolidate"),
         ):
             episodes = [
                 r

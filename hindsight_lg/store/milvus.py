@@ -51,6 +51,7 @@ _SCALARS = (
     "strength",
 )
 _RECORD_FIELDS = ["id", "doc", *_SCALARS]
+_POINTER = "active_prefix"  # meta row naming the collections in use
 
 
 def _pk(namespace: str, key: str) -> str:
@@ -145,6 +146,9 @@ class MilvusBackend:
         self.uri = uri
         self.is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
         self.prefix = prefix
+        # After `hindsight-lg reembed`, a pointer row in <prefix>_meta names the
+        # prefix of the re-embedded collections; setup() follows it.
+        self.active_prefix = prefix
         self.timeout = timeout
         self.capabilities = Capabilities(
             name="milvus-lite" if self.is_lite else "milvus"
@@ -152,13 +156,14 @@ class MilvusBackend:
         self._client = self._connect(uri, token)
         self._lock = threading.RLock()
         self._dirty = False
+        self._infix_like = True  # until the server refuses `like "%x%"`
 
     @property
     def memories(self) -> str:
-        return f"{self.prefix}_memories"
+        return f"{self.active_prefix}_memories"
 
     def _name(self, kind: str) -> str:
-        return f"{self.prefix}_{kind}"
+        return f"{self.active_prefix}_{kind}"
 
     def _connect(self, uri: str, token: str) -> Any:
         from pymilvus import MilvusClient
@@ -189,6 +194,7 @@ class MilvusBackend:
 
     def setup(self, *, dim: int, model_id: str) -> None:
         """Create the collections if missing; check the stored embedding model."""
+        self.active_prefix = self.read_pointer()
         if not self._has(self.memories):
             self._create_memories(dim)
         for kind, builder in (
@@ -334,6 +340,33 @@ class MilvusBackend:
                 "a new collection."
             )
 
+    def read_pointer(self) -> str:
+        """The prefix ``<prefix>_meta`` points to (``prefix`` itself when none)."""
+        base = f"{self.prefix}_meta"
+        if not self._has(base):
+            return self.prefix
+        self._call("loading collection", self._client.load_collection, base)
+        rows = self._call(
+            "reading meta",
+            self._client.query,
+            base,
+            filter=f"pk == {lit(_POINTER)}",
+            output_fields=["doc"],
+        )
+        return str(rows[0]["doc"]["prefix"]) if rows else self.prefix
+
+    def switch_to(self, prefix: str) -> None:
+        """Point ``<prefix>_meta`` at another prefix's collections.
+
+        One single-row upsert, so a process opening the store sees either the
+        old collections or the new ones, never a mix.
+        """
+        row = {"pk": _POINTER, "namespace": "", "at": 0.0, "doc": {"prefix": prefix}}
+        row["stub"] = _STUB_VECTOR
+        base = f"{self.prefix}_meta"
+        self._call("switching collections", self._client.upsert, base, [row])
+        self._call("flushing", self._client.flush, base)
+
     def _put_meta(self, key: str, doc: dict[str, Any]) -> None:
         row = {"pk": key, "namespace": "", "at": 0.0, "doc": doc, "stub": _STUB_VECTOR}
         self._call("writing meta", self._client.upsert, self._name("meta"), [row])
@@ -444,8 +477,13 @@ class MilvusBackend:
             batch_size=1000,
             limit=limit,
         )
+
+        def next_batch(**_: Any) -> Any:
+            # QueryIterator.next takes no timeout, which _call adds on servers.
+            return it.next()
+
         try:
-            while batch := self._call("querying", it.next):
+            while batch := self._call("querying", next_batch):
                 yield from batch
         finally:
             it.close()
@@ -509,14 +547,21 @@ class MilvusBackend:
         unique = list(dict.fromkeys(tokens))[:12]
         likes = " or ".join(f"lexical like {lit('%' + t + '%')}" for t in unique)
         fields = [*_RECORD_FIELDS, "lexical"]
-        try:
-            rows = list(
-                self._iter_rows(self.memories, f"({expr}) and ({likes})", fields, 2000)
-            )
-        except StoreError as exc:
-            # Milvus 2.3 only matches prefixes ("ab%"): score the filtered pool.
-            if "pattern" not in str(exc):
-                raise
+        rows: list[dict[str, Any]] | None = None
+        if self._infix_like:
+            try:
+                rows = list(
+                    self._iter_rows(
+                        self.memories, f"({expr}) and ({likes})", fields, 2000
+                    )
+                )
+            except StoreError as exc:
+                # Milvus 2.3 only matches prefixes ("ab%"): score the filtered
+                # pool, and stop asking this server for infix matches.
+                if "pattern" not in str(exc):
+                    raise
+                self._infix_like = False
+        if rows is None:
             rows = list(self._iter_rows(self.memories, expr, fields, 2000))
         scores = bm25_scores(tokens, ((r["id"], r["lexical"].split()) for r in rows))
         rows = sorted(

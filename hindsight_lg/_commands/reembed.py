@@ -1,0 +1,57 @@
+"""``reembed``: move a store to another embedding model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the reembed command."""
+    p = sub.add_parser(
+        "reembed", help="re-embed every memory with another model and switch to it"
+    )
+    p.add_argument(
+        "--uri",
+        default="./hindsight.db",
+        help="Milvus Lite file or http(s):// server (default ./hindsight.db)",
+    )
+    p.add_argument("--prefix", default="hindsight", help="collection prefix")
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="MODEL",
+        help="hashing, hashing-DIM, minilm, bge-m3 or a model directory",
+    )
+    p.set_defaults(func=cmd_reembed)
+
+
+def _embedder(name: str) -> object:
+    from hindsight_lg.embeddings import embedder_from_name
+    from hindsight_lg.testing import HashingEmbedder
+
+    # hashing-128: the hashing embedder at another dimension (tests, demos).
+    if name.startswith("hashing-") and name.removeprefix("hashing-").isdigit():
+        return HashingEmbedder(int(name.removeprefix("hashing-")))
+    return embedder_from_name(name)
+
+
+def cmd_reembed(args: argparse.Namespace) -> int:
+    """Re-embed the store at ``--uri`` with ``--to`` and switch to it."""
+    from hindsight_lg.memory.reembed import reembed
+
+    if args.uri == ":memory:":
+        raise SystemExit("error: reembed needs a Milvus store (a file or a server)")
+    embedder = _embedder(args.to)
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rre-embedded {done}/{total} namespaces", end="", file=sys.stderr)
+
+    report = reembed(args.uri, to=embedder, prefix=args.prefix, progress=progress)  # type: ignore[arg-type]
+    print(file=sys.stderr)
+    print(
+        f"{report.records} records, {report.edges} edges, {report.audit} audit "
+        f"entries re-embedded into {report.new_prefix} with {args.to}; "
+        f"{report.old_prefix} is kept (drop it once satisfied)"
+    )
+    return 0

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,7 @@ import numpy as np
 from hindsight_lg import telemetry
 from hindsight_lg._text import clean, has_negation, summarize
 from hindsight_lg.embeddings.base import Embedder
+from hindsight_lg.memory._staging import StagedWrites
 from hindsight_lg.memory.encode import EventDraft, Extraction, extract
 from hindsight_lg.memory.model import (
     AuditEntry,
@@ -113,6 +115,21 @@ class Writer:
             lambda t, s, ts: extract(t, speaker=s, ref_time=ts)
         )
         self._last_in_thread: dict[tuple[str, str], str] = {}
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Buffer the block's writes; send them in one round per collection at exit.
+
+        Nothing is written when the block raises.
+        """
+        outer = self.backend
+        staged = StagedWrites(outer)
+        self.backend = staged
+        try:
+            yield
+            staged.commit()
+        finally:
+            self.backend = outer
 
     def drafts(self, turn: Turn, event_time: float) -> tuple[Extraction, bool]:
         """Extract events of a turn; returns them and whether the text was truncated."""

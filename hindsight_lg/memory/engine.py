@@ -214,6 +214,7 @@ class HindsightMemory(LifecycleOps):
             ) as span,
             self._write_lock,
             telemetry.collecting() as steps,
+            self._writer.batch(),
         ):
             written: list[MemoryRecord] = []
             for turn in turns:
@@ -226,7 +227,6 @@ class HindsightMemory(LifecycleOps):
                     when,
                     now,
                 )
-            self.backend.flush()
             span.set_attribute("hindsight.memory_ids", [r.id for r in written])
             telemetry.set_attributes(span, steps)
             self._count_episodes(namespace, len(written))

@@ -11,9 +11,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.memory.model import Edge, MemoryRecord
 from hindsight_lg.store._lexical import K1, B
+from hindsight_lg.store.base import Where
 
 
 def record_text(record: MemoryRecord) -> str:
@@ -23,9 +26,16 @@ def record_text(record: MemoryRecord) -> str:
 
 @dataclass(slots=True)
 class NamespaceIndex:
-    """One namespace's records (no vectors), BM25 postings and adjacency."""
+    """One namespace's records, BM25 postings, adjacency and (optionally) vectors.
+
+    With ``keep_vectors`` the dense vectors are kept too, for exact
+    near-duplicate checks on the write path without a store round trip.
+    """
 
     loaded_at: float = 0.0
+    keep_vectors: bool = False
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    _matrix: tuple[list[str], np.ndarray] | None = None
     records: dict[str, MemoryRecord] = field(default_factory=dict)
     lengths: dict[str, int] = field(default_factory=dict)
     postings: dict[str, dict[str, int]] = field(
@@ -37,6 +47,8 @@ class NamespaceIndex:
 
     def put(self, record: MemoryRecord) -> None:
         self.drop(record.id)
+        if self.keep_vectors and record.dense:
+            self.vectors[record.id] = np.asarray(record.dense, dtype=np.float32)
         slim = record.replace(dense=[], sparse={})
         self.records[record.id] = slim
         counts = Counter(lexical_terms(record_text(record)))
@@ -45,6 +57,8 @@ class NamespaceIndex:
             self.postings[term][record.id] = tf
 
     def drop(self, memory_id: str) -> None:
+        self._matrix = None
+        self.vectors.pop(memory_id, None)
         old = self.records.pop(memory_id, None)
         self.lengths.pop(memory_id, None)
         if old is not None:
@@ -79,3 +93,24 @@ class NamespaceIndex:
                 norm = K1 * (1 - B + B * self.lengths[mid] / avg)
                 scores[mid] += idf * tf * (K1 + 1) / (tf + norm)
         return scores
+
+    def nearest(
+        self, vector: Sequence[float], where: Where, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Exact cosine neighbours among the kept vectors that pass ``where``."""
+        if self._matrix is None:
+            ids = list(self.vectors)
+            rows = [self.vectors[i] for i in ids]
+            self._matrix = (ids, np.stack(rows) if rows else np.zeros((0, 1)))
+        ids, matrix = self._matrix
+        if not ids:
+            return []
+        sims = matrix @ np.asarray(vector, dtype=np.float32)
+        found: list[tuple[MemoryRecord, float]] = []
+        for i in np.argsort(-sims):
+            record = self.records[ids[i]]
+            if where.matches(record):
+                found.append((record, float(sims[i])))
+                if len(found) >= limit:
+                    break
+        return found

@@ -40,6 +40,9 @@ class CachedBackend:
             ``inner``); least recently used namespaces are evicted beyond
             ``max_cached``.
         max_cached: how many namespaces to keep.
+        max_total_records: evict least recently used namespaces beyond this
+            many cached records in all (vectors are kept: about 1.5 KB each at
+            384 dimensions).
     """
 
     def __init__(
@@ -49,12 +52,14 @@ class CachedBackend:
         ttl_s: float | None = None,
         max_records: int = 50_000,
         max_cached: int = 256,
+        max_total_records: int = 200_000,
     ) -> None:
         self.inner = inner
         self.capabilities = inner.capabilities
         self.ttl_s = ttl_s
         self.max_records = max_records
         self.max_cached = max_cached
+        self.max_total_records = max_total_records
         self._spaces: OrderedDict[str, NamespaceIndex | None] = OrderedDict()
         self._lock = threading.RLock()
 
@@ -66,9 +71,14 @@ class CachedBackend:
                 return self._spaces[namespace]
             space = self._load(namespace)
             self._spaces[namespace] = space
-            while len(self._spaces) > self.max_cached:
+            while len(self._spaces) > self.max_cached or (
+                len(self._spaces) > 1 and self._rows() > self.max_total_records
+            ):
                 self._spaces.popitem(last=False)
             return space
+
+    def _rows(self) -> int:
+        return sum(len(s.records) for s in self._spaces.values() if s is not None)
 
     def _fresh(self, space: NamespaceIndex | None) -> bool:
         # An uncacheable (too large) namespace is remembered as None; it is
@@ -80,11 +90,11 @@ class CachedBackend:
 
     def _load(self, namespace: str) -> NamespaceIndex | None:
         rows = self.inner.query(
-            namespace, Where(statuses=()), limit=self.max_records + 1
+            namespace, Where(statuses=()), limit=self.max_records + 1, vectors=True
         )
         if len(rows) > self.max_records:
             return None
-        space = NamespaceIndex(loaded_at=time.monotonic())
+        space = NamespaceIndex(loaded_at=time.monotonic(), keep_vectors=True)
         for r in rows:
             space.put(r)
         for e in self.inner.all_edges(namespace):
@@ -170,6 +180,21 @@ class CachedBackend:
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
     ) -> list[Hit]:
         return self.inner.search_dense(namespace, vector, where, limit=limit)
+
+    def search_dense_local(
+        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+    ) -> list[Hit]:
+        """Exact cosine search over the cached vectors, without a store round trip.
+
+        Used by the write path's near-duplicate and conflict check, which runs
+        once per captured event; falls back to the store for uncached namespaces.
+        """
+        space = self._space(namespace)
+        if space is None:
+            return self.inner.search_dense(namespace, vector, where, limit=limit)
+        with self._lock:
+            found = space.nearest(vector, where, limit)
+        return [Hit(r.replace(), score) for r, score in found]
 
     def search_lexical(
         self, namespace: str, terms: Sequence[str], where: Where, *, limit: int

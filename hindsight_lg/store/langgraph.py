@@ -2,8 +2,12 @@
 
 ``compile(store=...)``, ``runtime.store``, ``create_agent(store=...)`` and tools
 written for LangGraph stores work on it unchanged. A store namespace
-``("u42", "notes")`` is the memory namespace ``"u42.notes"`` (LangGraph labels
-cannot contain dots, so the mapping is exact); an item is one memory whose id
+``("u42", "notes")`` is the memory namespace ``"u42.notes"``: LangGraph labels
+cannot contain dots, and the few characters a memory namespace refuses
+(control and format characters, an all-blank label) are percent-escaped, with
+``%`` itself as ``%25``, so every valid label tuple round-trips exactly. A
+user id with dots (``maya@x.com``) shows up as nested labels
+``("maya@x", "com")``, which map back to the same user; an item is one memory whose id
 derives from namespace and key, so ``put`` on the same key replaces it.
 Memories captured by the nodes show up too: namespace ``("u42",)`` lists the
 memories of user ``u42``, keyed by memory id.
@@ -13,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import unicodedata
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -39,9 +45,54 @@ _TEXT_KEYS = ("content", "text", "memory", "data")
 _META = "store"
 
 
+_ESCAPED = re.compile(r"%([0-9A-F]{2})")
+_HIDDEN = frozenset({"Cc", "Cf", "Cs"})
+
+
+def _escape_char(ch: str) -> str:
+    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+
+
+def _escape(label: str) -> str:
+    """``label`` with ``%`` and what memory namespaces refuse percent-escaped.
+
+    Plain labels (``u42``, ``notes``, ``John Smith``) are left as they are, so a
+    user's store namespace and the namespace captures write are the same.
+    """
+    out = "".join(
+        _escape_char(ch) if ch == "%" or unicodedata.category(ch) in _HIDDEN else ch
+        for ch in label
+    )
+    if not out.strip():  # an all-blank label would make the namespace blank
+        out = "".join(_escape_char(ch) for ch in out)
+    return out
+
+
+def _byte_char(byte: int) -> str:
+    # ASCII stands for itself; higher bytes use surrogateescape's stand-ins.
+    return chr(byte) if byte < 0x80 else chr(0xDC00 + byte)
+
+
+def _unescape(part: str) -> str:
+    if "%" not in part:
+        return part
+    raw = _ESCAPED.sub(lambda m: _byte_char(int(m.group(1), 16)), part)
+    # Escapes are UTF-8 bytes; rebuilt through surrogateescape they decode
+    # back to the original characters.
+    try:
+        return raw.encode("utf-8", "surrogateescape").decode("utf-8", "surrogatepass")
+    except UnicodeError:  # a "%" sequence the store did not write: keep it
+        return part
+
+
 def tenant_of(namespace: Sequence[str]) -> str:
     """The memory namespace of a store namespace tuple."""
-    return _SEP.join(namespace)
+    return _SEP.join(_escape(label) for label in namespace)
+
+
+def labels_of(tenant: str) -> tuple[str, ...]:
+    """The store namespace tuple of a memory namespace (inverse of :func:`tenant_of`)."""
+    return tuple(_unescape(part) for part in tenant.split(_SEP))
 
 
 def item_id(tenant: str, key: str) -> str:
@@ -116,7 +167,7 @@ def _namespace_of(record: MemoryRecord) -> tuple[str, ...]:
     stored = record.meta.get(_META)
     if stored is not None:
         return tuple(stored["namespace"])
-    return tuple(record.namespace.split(_SEP))
+    return labels_of(record.namespace)
 
 
 def _when(ts: float) -> datetime:
@@ -192,9 +243,7 @@ class HindsightStore(BaseStore):
 
     def _tenants(self, prefix: tuple[str, ...]) -> list[str]:
         return [
-            t
-            for t in self.memory.namespaces()
-            if tuple(t.split(_SEP))[: len(prefix)] == prefix
+            t for t in self.memory.namespaces() if labels_of(t)[: len(prefix)] == prefix
         ]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -233,7 +282,7 @@ class HindsightStore(BaseStore):
         ]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        spaces = {tuple(t.split(_SEP)) for t in self.memory.namespaces()}
+        spaces = {labels_of(t) for t in self.memory.namespaces()}
         for cond in op.match_conditions or ():
             spaces = {s for s in spaces if _path_matches(s, cond.match_type, cond.path)}
         if op.max_depth is not None:

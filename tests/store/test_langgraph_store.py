@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -14,6 +16,8 @@ from langgraph.store.memory import InMemoryStore
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.store import HindsightStore
+from hindsight_lg.store.base import check_namespace
+from hindsight_lg.store.langgraph import labels_of, tenant_of
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 
@@ -142,3 +146,41 @@ def test_store_on_milvus_lite(tmp_path: Path) -> None:
         assert store.list_namespaces() == [("u1", "notes")]
     finally:
         memory.close()
+
+
+_LABEL = st.text(min_size=1, max_size=12).filter(
+    lambda s: "." not in s and "\x00" not in s
+)
+_NAMESPACE = st.lists(_LABEL, min_size=1, max_size=3).map(tuple)
+
+
+@given(_NAMESPACE)
+def test_namespace_mapping_round_trips_every_valid_label_tuple(
+    namespace: tuple[str, ...],
+) -> None:
+    """Any tuple of LangGraph-valid labels maps to a valid memory namespace and back."""
+    tenant = tenant_of(namespace)
+    assert check_namespace(tenant) == tenant
+    assert labels_of(tenant) == namespace
+
+
+def test_plain_labels_and_user_ids_are_unchanged() -> None:
+    """Plain labels map to themselves, so captures and the store share a namespace."""
+    assert tenant_of(("u42", "notes")) == "u42.notes"
+    assert tenant_of(("John Smith",)) == "John Smith"
+    assert labels_of("maya@x.com") == ("maya@x", "com")
+    assert labels_of("100%") == ("100%",)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_NAMESPACE.filter(lambda ns: ns[0] != "langgraph"))
+def test_put_then_list_namespaces_and_get_round_trip(
+    namespace: tuple[str, ...],
+) -> None:
+    """An item put under odd labels is listed under, and read back from, the same tuple."""
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder()) as engine:
+        store = HindsightStore(engine)
+        store.put(namespace, "k", {"content": "hello"})
+        assert namespace in store.list_namespaces()
+        item = store.get(namespace, "k")
+        assert item is not None and item.namespace == namespace

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("demo", "inspect", "lifecycle", "audit", "portability")
+COMMANDS = ("demo", "inspect", "lifecycle", "audit", "portability", "bench")
 
 
 def _configure_logging(verbose: bool) -> None:

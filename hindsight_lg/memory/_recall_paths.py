@@ -24,6 +24,7 @@ from hindsight_lg.memory.recall import (
     RecallResult,
     assemble,
     build_probe,
+    fuse_ranks,
     normalise,
     recency,
     score,
@@ -277,6 +278,8 @@ class Searcher:
         self, pool: dict[str, Candidate], now: float, include_experience: bool
     ) -> list[Candidate]:
         ranked = []
+        if self.policy.fusion == "rrf":
+            fuse_ranks(list(pool.values()), self.policy)
         for c in pool.values():
             if (
                 c.record.kind is Kind.EXPERIENCE

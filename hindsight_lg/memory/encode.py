@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hindsight_lg._text import has_cjk, has_negation, split_events, words
+from hindsight_lg._text import has_cjk, has_negation, split_events, terms, words
 from hindsight_lg.memory.model import Kind, SourceKind
 from hindsight_lg.memory.timeparse import find_window
 
@@ -75,6 +75,15 @@ _FILLER = re.compile(
     r"hey|bye|good (morning|night)|lol|haha|hmm|wow|got it|sounds good|好的|谢谢|嗯|哈哈|"
     r"你好|再见|收到|好吧)[\s!.。！~]*$",
     re.I,
+)
+# Words that carry politeness or surprise but no content: an utterance made only
+# of these, stopwords and the names of the people talking ("Thanks, Melanie!",
+# "Wow, that's awesome!") is an acknowledgement, not a memory.
+_ACKNOWLEDGEMENTS = frozenset(
+    """thank thanks thx wow cool great nice awesome amazing congrat congrats
+    congratulation congratulations yep yup yeah yes hey hi hello bye sure totally
+    agree glad sound sounds good lol haha omg oh ah aw aww woohoo yay man sorry hear
+    true right indeed absolutely definitely exactly same welcome""".split()
 )
 _UPDATE = re.compile(
     r"\b(actually|now|anymore|no longer|changed my mind|instead|these days|switched|"
@@ -141,7 +150,9 @@ class Extraction:
 
 def emotion_words(text: str) -> list[str]:
     """Emotion words in ``text`` (English and Chinese), lowercased, in order."""
-    return list(dict.fromkeys(m.group(0).lower() for m in _EMOTION_WORDS.finditer(text)))
+    return list(
+        dict.fromkeys(m.group(0).lower() for m in _EMOTION_WORDS.finditer(text))
+    )
 
 
 def classify(text: str) -> Kind:
@@ -173,9 +184,17 @@ def entities(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _only_acknowledges(text: str, ents: list[str]) -> bool:
+    if has_cjk(text):
+        return False
+    names = {w for e in ents for w in terms(e)}
+    content = [t for t in terms(text) if t not in _ACKNOWLEDGEMENTS and t not in names]
+    return not content
+
+
 def salience(text: str, kind: Kind, ents: list[str], has_time: bool) -> float:
     """How worth remembering an event is, in [0, 1]."""
-    if _FILLER.match(text.strip()):
+    if _FILLER.match(text.strip()) or _only_acknowledges(text, ents):
         return 0.05
     base = {
         Kind.RULE: 0.8,

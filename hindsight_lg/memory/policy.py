@@ -37,6 +37,10 @@ def _score_weights() -> dict[str, float]:
     return {"similarity": 0.4, "recency": 0.2, "importance": 0.25, "graph": 0.15}
 
 
+def _fusion_weights() -> dict[str, float]:
+    return {"dense": 1.0, "lexical": 1.0, "entity": 0.5, "time": 0.5, "emotion": 0.3}
+
+
 def _probe_weights() -> dict[str, float]:
     return {"entity": 1.0, "text": 0.5, "emotion": 0.6, "goal": 0.8, "time": 0.8}
 
@@ -74,6 +78,9 @@ class Policy:
     cold_wake_boost: float = 2.0
     recall_timeout_s: float = 0.2
     rrf_k: int = 60
+    # "rrf" fuses the similarity paths by rank; "noisy-or" by their scores.
+    fusion: str = "noisy-or"
+    fusion_weights: dict[str, float] = field(default_factory=_fusion_weights)
     lexical_score_floor: float = 3.0
     # Lifecycle
     cold_threshold: float = 0.15

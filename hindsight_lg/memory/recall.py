@@ -63,6 +63,7 @@ class Candidate:
     graph: float = 0.0
     score: float = 0.0
     woken: bool = False
+    fused: float | None = None
 
 
 def recency(record: MemoryRecord, now: float) -> float:
@@ -87,18 +88,38 @@ def similarity(paths: Mapping[str, float], policy: Policy) -> float:
     return 1.0 - miss
 
 
+def fuse_ranks(pool: Sequence[Candidate], policy: Policy) -> None:
+    """Reciprocal rank fusion of the similarity paths into ``Candidate.fused``.
+
+    Path scores live on different scales (cosine, BM25 normalised by its best
+    hit, entity overlap); ranks do not. Each path adds ``weight / (k + rank)``,
+    so memories that several paths agree on rise, as in hybrid search. The
+    result is scaled so the best memory of the pool has similarity 1.
+    """
+    fused = dict.fromkeys(range(len(pool)), 0.0)
+    for path, weight in policy.fusion_weights.items():
+        found = [i for i, c in enumerate(pool) if c.paths.get(path, 0.0) > 0]
+        found.sort(key=lambda i: -pool[i].paths[path])
+        for rank, i in enumerate(found, 1):
+            fused[i] += weight / (policy.rrf_k + rank)
+    top = max(fused.values(), default=0.0)
+    for i, c in enumerate(pool):
+        c.fused = fused[i] / top if top > 0 else 0.0
+
+
 def score(c: Candidate, policy: Policy, now: float) -> float:
     """The design's formula: 0.4 sim + 0.2 recency + 0.25 importance + 0.15 graph."""
     w = policy.score_weights
-    c.similarity = similarity(c.paths, policy)
+    c.similarity = c.fused if c.fused is not None else similarity(c.paths, policy)
     c.recency = max(recency(c.record, now), c.paths.get("recency", 0.0))
     c.graph = c.paths.get("graph", 0.0)
-    value = (
-        w["similarity"] * c.similarity
-        + w["recency"] * c.recency
-        + w["importance"] * c.record.importance
-        + w["graph"] * c.graph
-    )
+    relevance = w["similarity"] * c.similarity + w["graph"] * c.graph
+    prior = w["recency"] * c.recency + w["importance"] * c.record.importance
+    # Recency and importance modulate relevance, they never create it: at full
+    # relevance this is the design's sum, and an important or fresh memory
+    # that shares nothing with the query cannot outrank one that answers it.
+    reach = w["similarity"] + w["graph"]
+    value = relevance + prior * (relevance / reach if reach > 0 else 1.0)
     value *= 0.5 + 0.5 * c.record.confidence
     if c.woken:
         value *= policy.cold_wake_boost
@@ -226,7 +247,7 @@ def assemble(
     chosen: list[RecalledMemory] = []
     cut: dict[str, str] = {}
     used_full = 0
-    for c in ranked:
+    for c in novel_first(ranked):
         if len(chosen) >= k:
             cut[c.record.id] = "beyond k"
             continue
@@ -246,6 +267,23 @@ def assemble(
         )
     used = budget_tokens - left if chosen else 0
     return chosen, used, cut
+
+
+def novel_first(ranked: Sequence[Candidate]) -> list[Candidate]:
+    """Ranked candidates, those repeating an already covered source moved last.
+
+    Events split from one message share its source ids; a second event of a
+    message already in the context adds less than a memory of another one,
+    so it only gets the budget that is left. Order is kept within each group.
+    """
+    seen: set[str] = set()
+    novel: list[Candidate] = []
+    repeats: list[Candidate] = []
+    for c in ranked:
+        sources = set(c.record.source_ids)
+        (repeats if sources and sources <= seen else novel).append(c)
+        seen |= sources
+    return novel + repeats
 
 
 def ensure_summary(record: MemoryRecord) -> None:

@@ -1,0 +1,142 @@
+"""``bench locomo|scale|overhead``: retrieval quality, scale and turn overhead."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shlex
+import sys
+from pathlib import Path
+
+DEFAULT_DATA = "../shared/data/locomo/locomo10.json"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``bench`` and its three benchmarks."""
+    bench = sub.add_parser("bench", help="benchmarks: locomo, scale, overhead")
+    kinds = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+
+    p = kinds.add_parser("locomo", help="LoCoMo evidence recall against baselines")
+    p.add_argument("--data", default=DEFAULT_DATA, help="path to locomo10.json")
+    p.add_argument("--budget", default="250,500,1000", help="token budgets")
+    p.add_argument("--embedder", default="minilm", help="hashing, minilm, bge-m3, path")
+    p.add_argument("--conversations", default="0-9", help="e.g. 0-4 or 0,3,5-9")
+    p.add_argument("--questions", type=int, default=None, help="per conversation")
+    p.add_argument("--turns", type=int, default=None, help="replay only the first N")
+    p.add_argument("--uri", default=":memory:", help=":memory:, lite, or a URI")
+    p.add_argument("-k", type=int, default=200, help="memories at most (default: fill)")
+    p.add_argument("--out", default="bench-out/locomo", help="report folder")
+    p.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
+    p.set_defaults(func=cmd_locomo)
+
+    p = kinds.add_parser("scale", help="capture and recall at 1k/10k/100k memories")
+    p.add_argument("--sizes", default="1000,10000", help="e.g. 1000,10000,100000")
+    p.add_argument("--namespaces", type=int, default=100)
+    p.add_argument("--queries", type=int, default=200, help="recalls per size")
+    p.add_argument("--embedder", default="hashing", help="hashing or minilm")
+    p.add_argument("--out", default="bench-out/scale", help="report folder")
+    p.set_defaults(func=cmd_scale)
+
+    p = kinds.add_parser("overhead", help="latency memory adds to a LangGraph turn")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="options for the script")
+    p.set_defaults(func=cmd_overhead)
+
+
+def _ints(spec: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in spec.split(",") if x.strip())
+    except ValueError:
+        raise SystemExit(
+            f"error: expected comma-separated integers, got {spec!r}"
+        ) from None
+    if not values or min(values) <= 0:
+        raise SystemExit(f"error: expected positive integers, got {spec!r}")
+    return values
+
+
+def _command_line() -> str:
+    return "hindsight-lg " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+def cmd_locomo(args: argparse.Namespace) -> int:
+    """Run LoCoMo, write the report and plots, print the headline table."""
+    from hindsight_lg.bench.locomo import parse_range
+    from hindsight_lg.bench.runner import (
+        LocomoConfig,
+        headline,
+        run_locomo,
+        stderr_progress,
+        write_report,
+    )
+
+    cfg = LocomoConfig(
+        data=Path(args.data),
+        conversations=tuple(parse_range(args.conversations)),
+        budgets=_ints(args.budget),
+        embedder=args.embedder,
+        uri=args.uri,
+        out=Path(args.out),
+        k=args.k,
+        questions=args.questions,
+        turns=args.turns,
+        cache=not args.no_cache,
+    )
+    try:
+        run = run_locomo(cfg, stderr_progress())
+    except FileNotFoundError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    report = write_report(cfg, run, _command_line())
+    print(headline(cfg, run))
+    print(f"\nreport: {report}")
+    return 0
+
+
+def cmd_scale(args: argparse.Namespace) -> int:
+    """Run the scale bench, write the report, print the table."""
+    from hindsight_lg.bench.scale import ScaleConfig, run_scale, write_scale_report
+
+    cfg = ScaleConfig(
+        sizes=_ints(args.sizes),
+        namespaces=args.namespaces,
+        queries=args.queries,
+        embedder=args.embedder,
+        out=Path(args.out),
+    )
+    rows = run_scale(cfg)
+    report, table = write_scale_report(cfg, rows, _command_line())
+    print(table)
+    print(f"\nreport: {report}")
+    return 0
+
+
+def overhead_script() -> Path | None:
+    """``benchmarks/overhead.py`` of the source tree, if this is one."""
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        path = root / "benchmarks" / "overhead.py"
+        if path.exists():
+            return path
+    return None
+
+
+def cmd_overhead(args: argparse.Namespace) -> int:
+    """Run ``benchmarks/overhead.py`` with the remaining arguments."""
+    path = overhead_script()
+    if path is None:
+        print(
+            "bench overhead runs benchmarks/overhead.py from a source checkout: "
+            "run it from the repository root (git clone, then hindsight-lg bench "
+            "overhead).",
+            file=sys.stderr,
+        )
+        return 2
+    spec = importlib.util.spec_from_file_location("hindsight_overhead", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    saved = sys.argv
+    sys.argv = [str(path), *[a for a in args.rest if a != "--"]]
+    try:
+        module.main()
+    finally:
+        sys.argv = saved
+    return 0

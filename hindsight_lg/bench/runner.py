@@ -1,0 +1,166 @@
+"""The LoCoMo bench end to end: memory per conversation, scoring, report files."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from hindsight_lg.bench._cache import CachedEmbedder
+from hindsight_lg.bench.evaluate import Progress, Run, evaluate_conversation, table
+from hindsight_lg.bench.locomo import load_locomo
+from hindsight_lg.bench.report import plot_lines, plot_recall, recall_table
+from hindsight_lg.embeddings import embedder_from_name
+
+TUNED_ON = tuple(range(5))
+
+
+@dataclass(frozen=True, slots=True)
+class LocomoConfig:
+    """What a LoCoMo run measures and where it writes."""
+
+    data: Path
+    conversations: tuple[int, ...]
+    budgets: tuple[int, ...] = (250, 500, 1000)
+    embedder: str = "minilm"
+    uri: str = ":memory:"
+    out: Path = Path("bench-out/locomo")
+    k: int | None = 200
+    questions: int | None = None
+    turns: int | None = None
+    cache: bool = True
+
+
+def _open_memory(uri: str, embedder: Any, folder: Path, index: int) -> Any:
+    from hindsight_lg import HindsightMemory
+    from hindsight_lg.store.memory import InMemoryBackend
+
+    if uri == ":memory:":
+        return HindsightMemory(InMemoryBackend(), embedder)
+    if uri == "lite":
+        uri = str(folder / f"locomo-{index}.db")
+    return HindsightMemory.from_uri(uri, embedder=embedder)
+
+
+def run_locomo(cfg: LocomoConfig, progress: Progress | None = None) -> Run:
+    """Replay and score each chosen conversation; returns every score."""
+    convs = load_locomo(cfg.data, cfg.conversations)
+    cache = cfg.out.parent / "cache" if cfg.cache else None
+    embedder = CachedEmbedder(embedder_from_name(cfg.embedder), cache)
+    run = Run(budgets=cfg.budgets)
+    with tempfile.TemporaryDirectory(prefix="hindsight-locomo-") as tmp:
+        for conv in convs:
+            if progress is not None:
+                progress(f"conversation {conv.index}", 0, len(conv.turns))
+            memory = _open_memory(cfg.uri, embedder, Path(tmp), conv.index)
+            try:
+                evaluate_conversation(
+                    conv,
+                    memory,
+                    embedder,
+                    run,
+                    k=cfg.k,
+                    limit=cfg.questions,
+                    turns=cfg.turns,
+                    progress=progress,
+                )
+            finally:
+                memory.close()
+                embedder.save()
+    return run
+
+
+def groups(conversations: Sequence[int]) -> dict[str, list[int]]:
+    """Report groups: tuned-on, held-out and together, when both are present."""
+    tuned = [c for c in conversations if c in TUNED_ON]
+    held = [c for c in conversations if c not in TUNED_ON]
+    out = {"all": list(conversations)}
+    if tuned and held:
+        out = {"conversations 0-4 (tuned on)": tuned, "held out": held, **out}
+    return out
+
+
+def machine() -> str:
+    """One line describing where the numbers were measured."""
+    import os
+
+    cores = os.cpu_count() or 0
+    return (
+        f"{platform.machine()} {cores} cores, {platform.system()} "
+        f"{platform.release()}, Python {platform.python_version()}"
+    )
+
+
+def write_report(cfg: LocomoConfig, run: Run, command: str) -> Path:
+    """Markdown report, plots and raw scores in ``cfg.out``; returns the report path."""
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    parts = [
+        "# LoCoMo evidence recall",
+        "",
+        f"Command: `{command}`  ",
+        f"Machine: {machine()}  ",
+        f"Embedder: {cfg.embedder}; store: {cfg.uri}; conversations: "
+        f"{','.join(map(str, cfg.conversations))}; k: {cfg.k}",
+        "",
+        f"Capture: {run.turns} turns in {run.capture_seconds:.1f} s "
+        f"({run.turns / max(run.capture_seconds, 1e-9):.1f} turns/s)",
+    ]
+    for name, convs in groups(cfg.conversations).items():
+        for budget in cfg.budgets:
+            cells = table(run.scores, budget, convs)
+            parts += ["", f"## {name}, {budget} tokens", "", recall_table(cells)]
+            slug = name.split(" (")[0].replace(" ", "-")
+            png = cfg.out / f"recall-{slug}-{budget}.png"
+            plot_recall(cells, png, f"LoCoMo evidence recall, {name}, {budget} tokens")
+            parts.append(f"\n![{name} {budget}]({png.name})")
+    parts += ["", "## Recall against budget", "", "![budget](recall-budget.png)"]
+    _plot_budget(cfg, run)
+    report = cfg.out / "report.md"
+    report.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    scores = [asdict(s) for s in run.scores]
+    (cfg.out / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+    return report
+
+
+def _plot_budget(cfg: LocomoConfig, run: Run) -> None:
+    series: dict[str, list[tuple[float, float]]] = {}
+    for budget in cfg.budgets:
+        for system, row in table(run.scores, budget).items():
+            series.setdefault(system, []).append((budget, 100 * row["overall"]))
+    plot_lines(
+        series,
+        cfg.out / "recall-budget.png",
+        title="LoCoMo evidence recall against budget",
+        xlabel="budget (tokens)",
+        ylabel="evidence recall (%)",
+    )
+
+
+def headline(cfg: LocomoConfig, run: Run) -> str:
+    """The table printed at the end: every budget over all chosen conversations."""
+    out = []
+    for budget in cfg.budgets:
+        out += [f"\n{budget} tokens", recall_table(table(run.scores, budget))]
+    return "\n".join(out)
+
+
+def stderr_progress() -> Progress:
+    """A progress callback printing one updating line per phase on stderr."""
+    state = {"last": 0.0}
+
+    def show(phase: str, n: int, total: int) -> None:
+        now = time.monotonic()
+        if n not in (0, total) and now - state["last"] < 0.5:
+            return
+        state["last"] = now
+        end = "\n" if n == total else ""
+        sys.stderr.write(f"\r{phase}: {n}/{total}" + " " * 8 + end)
+        sys.stderr.flush()
+
+    return show

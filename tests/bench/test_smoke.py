@@ -1,0 +1,48 @@
+"""Smoke run of the LoCoMo bench: one conversation, a few questions, no timing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hindsight_lg.bench.runner import LocomoConfig, headline, run_locomo, write_report
+from hindsight_lg.cli import main
+
+DATA = Path(__file__).resolve().parents[3] / "shared/data/locomo/locomo10.json"
+needs_data = pytest.mark.skipif(not DATA.exists(), reason=f"{DATA} not present")
+
+
+@needs_data
+def test_locomo_slice_scores_every_system_within_budget(tmp_path: Path) -> None:
+    """A tiny slice scores memory and the three baselines and writes the report."""
+    cfg = LocomoConfig(
+        data=DATA,
+        conversations=(0,),
+        budgets=(250,),
+        embedder="hashing",
+        out=tmp_path / "locomo",
+        questions=4,
+        turns=60,
+        cache=False,
+    )
+    run = run_locomo(cfg)
+    systems = {s.system for s in run.scores}
+    assert {"hindsight", "dense", "bm25", "hybrid"} == systems
+    assert 16 == len(run.scores)
+    assert all(0.0 <= s.recall <= 1.0 and s.tokens <= 250 for s in run.scores)
+    report = write_report(cfg, run, "test")
+    assert "hindsight / hybrid" in report.read_text()
+    assert (cfg.out / "recall-all-250.png").stat().st_size > 0
+    assert "overall" in headline(cfg, run)
+
+
+def test_overhead_command_runs_or_explains(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outside a source checkout, bench overhead says where to run it."""
+    from hindsight_lg._commands import bench
+
+    monkeypatch.setattr(bench, "overhead_script", lambda: None)
+    assert 2 == main(["bench", "overhead"])
+    assert "benchmarks/overhead.py" in capsys.readouterr().err

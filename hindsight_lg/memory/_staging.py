@@ -34,6 +34,7 @@ class StagedWrites:
         self._records: dict[str, dict[str, MemoryRecord]] = defaultdict(dict)
         self._edges: dict[str, dict[str, Edge]] = defaultdict(dict)
         self._audit: dict[str, list[AuditEntry]] = defaultdict(list)
+        self._arrays: dict[tuple[str, int], np.ndarray] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -64,12 +65,25 @@ class StagedWrites:
         """Nearest records, staged ones included and taking precedence."""
         search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
         hits = {h.record.id: h for h in search(namespace, vector, where, limit=limit)}
-        query = np.asarray(vector, dtype=np.float32)
-        for r in self._records.get(namespace, {}).values():
-            if r.dense and where.matches(r):
-                score = float(np.asarray(r.dense, dtype=np.float32) @ query)
-                hits[r.id] = Hit(r, score)
+        staged = [
+            r
+            for r in self._records.get(namespace, {}).values()
+            if r.dense and where.matches(r)
+        ]
+        if staged:
+            matrix = np.stack([self._vector(r) for r in staged])
+            sims = matrix @ np.asarray(vector, dtype=np.float32)
+            hits.update(
+                {r.id: Hit(r, float(x)) for r, x in zip(staged, sims, strict=True)}
+            )
         return sorted(hits.values(), key=lambda h: -h.score)[:limit]
+
+    def _vector(self, record: MemoryRecord) -> np.ndarray:
+        # Converted once per staged version of a record, not once per search.
+        key = (record.id, record.version)
+        if key not in self._arrays:
+            self._arrays[key] = np.asarray(record.dense, dtype=np.float32)
+        return self._arrays[key]
 
     def commit(self) -> None:
         """Send the buffered writes: records first, then edges, then audit."""

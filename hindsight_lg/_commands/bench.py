@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 DEFAULT_DATA = "../shared/data/locomo/locomo10.json"
@@ -27,6 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("-k", type=int, default=200, help="memories at most (default: fill)")
     p.add_argument("--out", default="bench-out/locomo", help="report folder")
     p.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="DIR",
+        help="report the scores.json of earlier runs instead of running",
+    )
     p.set_defaults(func=cmd_locomo)
 
     p = kinds.add_parser("scale", help="capture and recall at 1k/10k/100k memories")
@@ -64,6 +72,7 @@ def cmd_locomo(args: argparse.Namespace) -> int:
     from hindsight_lg.bench.runner import (
         LocomoConfig,
         headline,
+        load_scores,
         run_locomo,
         stderr_progress,
         write_report,
@@ -82,7 +91,12 @@ def cmd_locomo(args: argparse.Namespace) -> int:
         cache=not args.no_cache,
     )
     try:
-        run = run_locomo(cfg, stderr_progress())
+        if args.merge:
+            run = load_scores([Path(d) for d in args.merge])
+            convs = tuple(sorted({s.conversation for s in run.scores}))
+            cfg = replace(cfg, conversations=convs, budgets=run.budgets)
+        else:
+            run = run_locomo(cfg, stderr_progress())
     except FileNotFoundError as exc:
         raise SystemExit(f"error: {exc}") from None
     report = write_report(cfg, run, _command_line())

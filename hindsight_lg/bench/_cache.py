@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,7 +68,8 @@ class CachedEmbedder:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         keys = np.array(list(self._vectors))
         vectors = np.stack(list(self._vectors.values()))
-        tmp = self.path.with_suffix(".tmp.npz")
+        # A private temporary name: two runs may share the cache folder.
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp.npz")
         np.savez(tmp, keys=keys, vectors=vectors)
         tmp.replace(self.path)
         self._dirty = False

@@ -76,6 +76,21 @@ def run_locomo(cfg: LocomoConfig, progress: Progress | None = None) -> Run:
     return run
 
 
+def load_scores(folders: Sequence[Path]) -> Run:
+    """The scores of earlier runs (their ``scores.json``) as one run.
+
+    Lets a long run be split across processes or machines, then reported once.
+    """
+    from hindsight_lg.bench.evaluate import Score
+
+    scores = []
+    for folder in folders:
+        rows = json.loads((folder / "scores.json").read_text(encoding="utf-8"))
+        scores += [Score(**row) for row in rows]
+    budgets = tuple(sorted({s.budget for s in scores}))
+    return Run(budgets=budgets, scores=scores)
+
+
 def groups(conversations: Sequence[int]) -> dict[str, list[int]]:
     """Report groups: tuned-on, held-out and together, when both are present."""
     tuned = [c for c in conversations if c in TUNED_ON]

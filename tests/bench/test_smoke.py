@@ -35,6 +35,9 @@ def test_locomo_slice_scores_every_system_within_budget(tmp_path: Path) -> None:
     assert "hindsight / hybrid" in report.read_text()
     assert (cfg.out / "recall-all-250.png").stat().st_size > 0
     assert "overall" in headline(cfg, run)
+    merged = tmp_path / "merged"
+    assert 0 == main(["bench", "locomo", "--merge", str(cfg.out), "--out", str(merged)])
+    assert "## all, 250 tokens" in (merged / "report.md").read_text()
 
 
 def test_overhead_command_runs_or_explains(

@@ -98,6 +98,16 @@ def to_turns(
     return turns
 
 
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a capture's memories go: tenant, writing agent, scope and thread."""
+
+    namespace: str
+    agent_id: str = ""
+    scope: Scope = Scope.PRIVATE
+    thread_id: str = ""
+
+
 class Writer:
     """Runs the write pipeline for one memory engine."""
 
@@ -130,6 +140,77 @@ class Writer:
             staged.commit()
         finally:
             self.backend = outer
+
+    def capture_turns(
+        self, turns: Sequence[Turn], where: Placement, *, when: float, now: float
+    ) -> list[MemoryRecord]:
+        """Encode every turn, embed all kept events in one call, then place them.
+
+        One embedding call for the whole capture is what makes batches cheap:
+        model calls cost per call far more than per sentence.
+        """
+        encoded = [self._encode(turn, when) for turn in turns]
+        texts = [d.content for _, extraction, keep, _ in encoded for d in keep]
+        vectors = self._embed(texts) if texts else []
+        written: list[MemoryRecord] = []
+        offset = 0
+        for turn, extraction, keep, truncated in encoded:
+            if not keep:
+                self._observe(where.namespace, turn, now)
+                continue
+            mine = vectors[offset : offset + len(keep)]
+            offset += len(keep)
+            records = [
+                self.new_record(
+                    d,
+                    namespace=where.namespace,
+                    agent_id=where.agent_id,
+                    scope=where.scope,
+                    thread_id=where.thread_id,
+                    event_time=when,
+                    now=now,
+                    turn=turn,
+                    vector=v,
+                    truncated=truncated,
+                )
+                for d, v in zip(keep, mine, strict=True)
+            ]
+            causes = _kept_causes(extraction, keep)
+            with telemetry.memory_span(telemetry.WRITE, count=len(records)):
+                written += self.write(where.namespace, records, causes, now)
+        return written
+
+    def _encode(
+        self, turn: Turn, when: float
+    ) -> tuple[Turn, Extraction, list[EventDraft], bool]:
+        with telemetry.memory_span(
+            telemetry.ENCODE, speaker=turn.speaker, source_ids=turn.source_ids
+        ) as span:
+            extraction, truncated = self.drafts(turn, when)
+            keep = [
+                d for d in extraction.events if d.salience >= self.policy.min_salience
+            ]
+            span.set_attribute("hindsight.events", len(extraction.events))
+            span.set_attribute("hindsight.kept", len(keep))
+            span.set_attribute("hindsight.kinds", [d.kind.value for d in keep])
+        return turn, extraction, keep, truncated
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        with telemetry.memory_span(
+            telemetry.EMBED,
+            kind=telemetry.EMBEDDING,
+            **telemetry.embedding_attributes(self.embedder.model_id, texts),
+        ):
+            return embed_records(self.embedder, texts)
+
+    def _observe(self, namespace: str, turn: Turn, now: float) -> None:
+        # Below the salience floor: the raw turn stays in the audit trail (and
+        # the thread), and the capture span says what was left out.
+        detail = {"content": turn.text[:2000], "source_ids": turn.source_ids}
+        self.backend.append_audit(
+            namespace, [AuditEntry(namespace, "", "observe", now, detail)]
+        )
+        telemetry.collect("not_promoted", turn.text[:200])
 
     def drafts(self, turn: Turn, event_time: float) -> tuple[Extraction, bool]:
         """Extract events of a turn; returns them and whether the text was truncated."""
@@ -365,3 +446,16 @@ def embed_records(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]
             f"expected ({len(texts)}, {embedder.dim}) of finite numbers"
         )
     return [list(map(float, v)) for v in vectors]
+
+
+def _kept_causes(
+    extraction: Extraction, keep: list[EventDraft]
+) -> list[tuple[int, int]]:
+    """Causal links of the extraction re-indexed to the kept events."""
+    index = {id(d): i for i, d in enumerate(keep)}
+    events = extraction.events
+    return [
+        (index[id(events[a])], index[id(events[b])])
+        for a, b in extraction.causes
+        if id(events[a]) in index and id(events[b]) in index
+    ]

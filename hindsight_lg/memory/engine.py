@@ -17,7 +17,12 @@ from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
 from hindsight_lg.memory._durable import SpooledCapture
 from hindsight_lg.memory._lifecycle_ops import LifecycleOps
 from hindsight_lg.memory._recall_paths import Searcher
-from hindsight_lg.memory.capture import Extractor, Writer, embed_records, to_turns
+from hindsight_lg.memory.capture import (
+    Extractor,
+    Placement,
+    Writer,
+    to_turns,
+)
 from hindsight_lg.memory.model import AuditEntry, Edge, MemoryRecord, Scope, now_ts
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult
@@ -216,17 +221,12 @@ class HindsightMemory(LifecycleOps):
             telemetry.collecting() as steps,
             self._writer.batch(),
         ):
-            written: list[MemoryRecord] = []
-            for turn in turns:
-                written += self._capture_turn(
-                    turn,
-                    namespace,
-                    agent_id or "",
-                    Scope(scope),
-                    thread_id or "",
-                    when,
-                    now,
-                )
+            written = self._writer.capture_turns(
+                turns,
+                Placement(namespace, agent_id or "", Scope(scope), thread_id or ""),
+                when=when,
+                now=now,
+            )
             span.set_attribute("hindsight.memory_ids", [r.id for r in written])
             telemetry.set_attributes(span, steps)
             self._count_episodes(namespace, len(written))
@@ -239,73 +239,6 @@ class HindsightMemory(LifecycleOps):
         if self._new_episodes[namespace] >= self.policy.consolidate_every > 0:
             self._new_episodes[namespace] = 0
             self._pool.submit(self.consolidate, namespace)
-
-    def _capture_turn(
-        self,
-        turn: Any,
-        namespace: str,
-        agent_id: str,
-        scope: Scope,
-        thread_id: str,
-        when: float,
-        now: float,
-    ) -> list[MemoryRecord]:
-        with telemetry.memory_span(
-            telemetry.ENCODE, speaker=turn.speaker, source_ids=turn.source_ids
-        ) as span:
-            extraction, truncated = self._writer.drafts(turn, when)
-            keep = [
-                d for d in extraction.events if d.salience >= self.policy.min_salience
-            ]
-            span.set_attribute("hindsight.events", len(extraction.events))
-            span.set_attribute("hindsight.kept", len(keep))
-            span.set_attribute("hindsight.kinds", [d.kind.value for d in keep])
-        if not keep:
-            self.backend.append_audit(
-                namespace,
-                [
-                    AuditEntry(
-                        namespace,
-                        "",
-                        "observe",
-                        now,
-                        {"content": turn.text[:2000], "source_ids": turn.source_ids},
-                    )
-                ],
-            )
-            # Below the salience floor: the span says what was left out and why.
-            telemetry.collect("not_promoted", turn.text[:200])
-            return []
-        texts = [d.content for d in keep]
-        with telemetry.memory_span(
-            telemetry.EMBED,
-            kind=telemetry.EMBEDDING,
-            **telemetry.embedding_attributes(self.embedder.model_id, texts),
-        ):
-            vectors = embed_records(self.embedder, texts)
-        records = [
-            self._writer.new_record(
-                d,
-                namespace=namespace,
-                agent_id=agent_id,
-                scope=scope,
-                thread_id=thread_id,
-                event_time=when,
-                now=now,
-                turn=turn,
-                vector=v,
-                truncated=truncated,
-            )
-            for d, v in zip(keep, vectors, strict=True)
-        ]
-        index = {id(d): i for i, d in enumerate(keep)}
-        causes = [
-            (index[id(extraction.events[a])], index[id(extraction.events[b])])
-            for a, b in extraction.causes
-            if id(extraction.events[a]) in index and id(extraction.events[b]) in index
-        ]
-        with telemetry.memory_span(telemetry.WRITE, count=len(records)):
-            return self._writer.write(namespace, records, causes, now)
 
     async def acapture(
         self, messages_or_text: Any, **kwargs: Any

@@ -83,6 +83,8 @@ class CaptureWorker:
         maxsize: queue bound; a full queue makes :meth:`submit` wait (back-pressure
             beats dropping turns that were acknowledged).
         max_claims: how many message ids to remember for de-duplication.
+        max_batch: at most this many queued message captures with the same
+            target are written in one capture call.
 
     Example:
         >>> seen = []
@@ -97,12 +99,18 @@ class CaptureWorker:
     """
 
     def __init__(
-        self, capture: CaptureFn, *, maxsize: int = 1024, max_claims: int = 200_000
+        self,
+        capture: CaptureFn,
+        *,
+        maxsize: int = 1024,
+        max_claims: int = 200_000,
+        max_batch: int = 64,
     ) -> None:
         self._capture = capture
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
         self._claims: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._max_claims = max_claims
+        self.max_batch = max_batch
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -219,25 +227,68 @@ class CaptureWorker:
         self.close(timeout=30.0)
 
     def _run(self) -> None:
+        held: Any = None
         while True:
-            entry = self._queue.get()
+            entry = held if held is not None else self._queue.get()
+            held = None
             if entry is _STOP:
                 self._queue.task_done()
                 return
-            item, ctx = entry
-            token = otel_context.attach(ctx)
-            try:
-                if callable(item):
-                    item()
-                else:
-                    self._capture(**item)
-                self.done += 1
-            except Exception as exc:  # one bad turn must not stop the worker
-                self.errors += 1
-                _log("error", "capture_failed", error=repr(exc), **_about(item))
-            finally:
-                otel_context.detach(token)
+            batch = [entry]
+            # Turns queued faster than they are written go to the store together:
+            # one capture call means one embedding call and one write round.
+            while _batchable(entry) and len(batch) < self.max_batch:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if not _same_capture(entry, nxt):
+                    held = nxt
+                    break
+                batch.append(nxt)
+            self._handle(batch)
+
+    def _handle(self, batch: list[Any]) -> None:
+        item, ctx = batch[0]
+        if len(batch) > 1:
+            messages = [m for it, _ in batch for m in it["messages_or_text"]]
+            item = {**item, "messages_or_text": messages}
+        token = otel_context.attach(ctx)
+        try:
+            if callable(item):
+                item()
+            else:
+                self._capture(**item)
+            self.done += len(batch)
+        except Exception as exc:  # one bad turn must not stop the worker
+            self.errors += len(batch)
+            _log("error", "capture_failed", error=repr(exc), **_about(item))
+        finally:
+            otel_context.detach(token)
+            for _ in batch:
                 self._queue.task_done()
+
+
+def _batchable(entry: Any) -> bool:
+    """Message captures without their own ids or spool entry can share a call."""
+    if entry is _STOP:
+        return False
+    item = entry[0]
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("messages_or_text"), list)
+        and not item.get("capture_id")
+        and not item.get("source_ids")
+    )
+
+
+def _same_capture(first: Any, other: Any) -> bool:
+    """Whether ``other`` may join ``first``'s capture call (same everything but text)."""
+    if not _batchable(other):
+        return False
+    a, b = first[0], other[0]
+    keys = (set(a) | set(b)) - {"messages_or_text"}
+    return all(a.get(k) == b.get(k) for k in keys)
 
 
 def _about(item: Any) -> dict[str, Any]:

@@ -149,3 +149,33 @@ def test_a_failing_job_is_counted_and_the_worker_goes_on() -> None:
     worker.close()
     with pytest.raises(RuntimeError, match="closed"):
         worker.defer(lambda: None)
+
+
+def test_turns_queued_behind_a_busy_worker_share_one_capture_call() -> None:
+    """Message captures for one target that pile up are written in one call, in order."""
+    gate = threading.Event()
+    calls: list[list[str]] = []
+
+    def capture(**item: object) -> None:
+        gate.wait(5)
+        messages = item["messages_or_text"]
+        assert isinstance(messages, list)
+        calls.append([str(m["content"]) for m in messages])
+
+    worker = CaptureWorker(capture)
+    first = {"messages_or_text": [{"role": "user", "content": "m0"}], "namespace": "u"}
+    worker.submit(first)
+    time.sleep(0.1)  # the worker now holds m0 and waits at the gate
+    for i in range(1, 6):
+        item = {
+            "messages_or_text": [{"role": "user", "content": f"m{i}"}],
+            "namespace": "u",
+        }
+        worker.submit(item)
+    other = {"messages_or_text": [{"role": "user", "content": "x"}], "namespace": "v"}
+    worker.submit(other)
+    gate.set()
+    assert worker.flush(timeout=5)
+    worker.close()
+    assert calls == [["m0"], ["m1", "m2", "m3", "m4", "m5"], ["x"]]
+    assert worker.done == 7

@@ -15,7 +15,15 @@ import os
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("demo", "inspect", "lifecycle", "audit", "portability", "bench")
+COMMANDS = (
+    "demo",
+    "inspect",
+    "lifecycle",
+    "audit",
+    "portability",
+    "reembed",
+    "bench",
+)
 
 
 def _configure_logging(verbose: bool) -> None:

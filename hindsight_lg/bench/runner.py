@@ -73,7 +73,16 @@ def run_locomo(cfg: LocomoConfig, progress: Progress | None = None) -> Run:
             finally:
                 memory.close()
                 embedder.save()
+            _save_scores(cfg.out, run)
     return run
+
+
+def _save_scores(folder: Path, run: Run) -> None:
+    # After every conversation, so an interrupted run keeps what it measured
+    # (``--merge`` reports it).
+    folder.mkdir(parents=True, exist_ok=True)
+    scores = [asdict(s) for s in run.scores]
+    (folder / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
 
 
 def load_scores(folders: Sequence[Path]) -> Run:
@@ -122,10 +131,14 @@ def write_report(cfg: LocomoConfig, run: Run, command: str) -> Path:
         f"Machine: {machine()}  ",
         f"Embedder: {cfg.embedder}; store: {cfg.uri}; conversations: "
         f"{','.join(map(str, cfg.conversations))}; k: {cfg.k}",
-        "",
-        f"Capture: {run.turns} turns in {run.capture_seconds:.1f} s "
-        f"({run.turns / max(run.capture_seconds, 1e-9):.1f} turns/s)",
     ]
+    if run.turns:
+        parts += [
+            "",
+            f"Capture: {run.turns} turns in {run.capture_seconds:.1f} s "
+            f"({run.turns / max(run.capture_seconds, 1e-9):.1f} turns/s, embeddings "
+            "from the cache; see `bench scale` for capture throughput)",
+        ]
     for name, convs in groups(cfg.conversations).items():
         for budget in cfg.budgets:
             cells = table(run.scores, budget, convs)
@@ -138,8 +151,7 @@ def write_report(cfg: LocomoConfig, run: Run, command: str) -> Path:
     _plot_budget(cfg, run)
     report = cfg.out / "report.md"
     report.write_text("\n".join(parts) + "\n", encoding="utf-8")
-    scores = [asdict(s) for s in run.scores]
-    (cfg.out / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+    _save_scores(cfg.out, run)
     return report
 
 

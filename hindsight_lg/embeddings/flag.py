@@ -128,7 +128,35 @@ class FlagEmbeddingEmbedder:
                 list(texts), return_dense=True, return_sparse=False
             )
             return normalize(out["dense_vecs"])
-        return normalize(self._model.encode(list(texts)))
+        return normalize(self._encode_dense(list(texts)))
+
+    def _encode_dense(self, texts: list[str]) -> Any:
+        # FlagEmbedding's encode() first runs its longest batch once to probe
+        # for a batch size that fits in memory, then runs every batch: for the
+        # small batches of a memory layer that doubles the cost. The model,
+        # tokenizer and pooling are FlagEmbedding's; only the loop is ours.
+        import torch
+
+        model = self._model
+        model.model.eval()
+        device = next(model.model.parameters()).device
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out: list[Any] = [None] * len(texts)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                enc = model.tokenizer(
+                    [texts[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=model.passage_max_length,
+                    return_tensors="pt",
+                ).to(device)
+                hidden = model.model(**enc, return_dict=True).last_hidden_state
+                pooled = model.pooling(hidden, enc["attention_mask"])
+                for i, row in zip(idx, pooled.float().cpu().numpy(), strict=True):
+                    out[i] = row
+        return np.stack(out)
 
     def embed_sparse(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """bge-m3 lexical weights (token -> weight); empty dicts for other models."""

@@ -148,3 +148,18 @@ def test_import_does_not_load_torch_or_flagembedding() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert "[]" == out.strip()
+
+
+@pytest.mark.slow
+def test_minilm_embeddings_match_flagembedding_encode(
+    minilm: FlagEmbeddingEmbedder,
+) -> None:
+    """The embedder's own batching gives FlagEmbedding's vectors, in input order."""
+    from hindsight_lg.embeddings.base import normalize
+
+    texts = ["short", "a much longer sentence about a wedding in Lisbon in June"] * 3
+    texts += [f"note number {i} about hiking" for i in range(70)]
+    ours = minilm.embed(texts)
+    reference = normalize(minilm._model.encode(texts))
+    assert ours.shape == (len(texts), 384)
+    assert float(abs(ours - reference).max()) < 1e-5

@@ -725,7 +725,16 @@ class MilvusBackend:
             self.flush()
 
     def flush(self) -> None:
-        """Seal written rows so they are indexed and durable."""
+        """Make written rows durable and fast to search.
+
+        Milvus Lite seals its growing segments (unsealed rows are searched by
+        a slow scan). A server needs nothing: an acknowledged write is already
+        in its log, and Strong reads see it; a client flush there would only
+        force segment sealing, which is slow and rate-limited.
+        """
+        if not self.is_lite:
+            self._dirty = False
+            return
         with self._lock:
             for name in (self.memories, *(self._name(k) for k in ("edges", "audit"))):
                 self._call("flushing", self._client.flush, name)

@@ -130,7 +130,10 @@ class Writer:
     def batch(self) -> Iterator[None]:
         """Buffer the block's writes; send them in one round per collection at exit.
 
-        Nothing is written when the block raises.
+        Nothing is written when the block raises. After the writes the store
+        is flushed: Milvus Lite keeps unflushed rows in memory and loses them
+        to a crash, and a capture that returned must survive one. (On a
+        Milvus server, flush is free: acknowledged writes are already logged.)
         """
         outer = self.backend
         staged = StagedWrites(outer)
@@ -138,6 +141,7 @@ class Writer:
         try:
             yield
             staged.commit()
+            outer.flush()
         finally:
             self.backend = outer
 

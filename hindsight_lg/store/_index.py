@@ -6,6 +6,7 @@ BM25 the same way: document frequencies over the whole namespace.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -44,6 +45,15 @@ class NamespaceIndex:
     adjacency: dict[str, dict[str, Edge]] = field(
         default_factory=lambda: defaultdict(dict)
     )
+    # BM25 in numpy: every record gets a fixed slot; each term's posting is
+    # turned into (slots, tfs) arrays on first use and dropped when it changes.
+    _slots: dict[str, int] = field(default_factory=dict)
+    _ids: list[str] = field(default_factory=list)
+    _slot_lengths: list[int] = field(default_factory=list)
+    _total_length: int = 0
+    _arrays: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # (event_time, id), oldest first: time-window reads walk only their window.
+    _by_time: list[tuple[float, str]] = field(default_factory=list)
 
     def put(self, record: MemoryRecord) -> None:
         self.drop(record.id)
@@ -51,19 +61,36 @@ class NamespaceIndex:
             self.vectors[record.id] = np.asarray(record.dense, dtype=np.float32)
         slim = record.replace(dense=[], sparse={})
         self.records[record.id] = slim
+        bisect.insort(self._by_time, (record.event_time, record.id))
         counts = Counter(lexical_terms(record_text(record)))
-        self.lengths[record.id] = sum(counts.values())
+        length = sum(counts.values())
+        self.lengths[record.id] = length
+        self._total_length += length
+        slot = self._slot(record.id)
+        self._slot_lengths[slot] = length
         for term, tf in counts.items():
             self.postings[term][record.id] = tf
+            self._arrays.pop(term, None)
+
+    def _slot(self, memory_id: str) -> int:
+        if memory_id not in self._slots:
+            self._slots[memory_id] = len(self._ids)
+            self._ids.append(memory_id)
+            self._slot_lengths.append(0)
+        return self._slots[memory_id]
 
     def drop(self, memory_id: str) -> None:
         self._matrix = None
         self.vectors.pop(memory_id, None)
         old = self.records.pop(memory_id, None)
-        self.lengths.pop(memory_id, None)
+        self._total_length -= self.lengths.pop(memory_id, 0)
         if old is not None:
+            at = bisect.bisect_left(self._by_time, (old.event_time, memory_id))
+            if at < len(self._by_time) and self._by_time[at][1] == memory_id:
+                del self._by_time[at]
             for term in set(lexical_terms(record_text(old))):
                 self.postings.get(term, {}).pop(memory_id, None)
+                self._arrays.pop(term, None)
 
     def link(self, edge: Edge) -> None:
         self.adjacency[edge.src][edge.key] = edge
@@ -77,22 +104,84 @@ class NamespaceIndex:
             )
         return len(doomed)
 
-    def bm25(self, query: Sequence[str]) -> dict[str, float]:
-        """BM25 with the namespace's own statistics (same formula as the reference)."""
+    def bm25(self, query: Sequence[str], top: int | None = None) -> dict[str, float]:
+        """BM25 with the namespace's own statistics: document frequencies over all
+        of its records. With ``top``, only the best ``top`` scores are returned.
+        """
         total = len(self.records)
         if not total:
             return {}
-        avg = sum(self.lengths.values()) / total or 1.0
-        scores: dict[str, float] = defaultdict(float)
+        avg = self._total_length / total or 1.0
+        lengths = np.asarray(self._slot_lengths, dtype=np.float64)
+        scores = np.zeros(len(self._ids), dtype=np.float64)
         for term in set(query):
             posting = self.postings.get(term)
             if not posting:
                 continue
-            idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
-            for mid, tf in posting.items():
-                norm = K1 * (1 - B + B * self.lengths[mid] / avg)
-                scores[mid] += idf * tf * (K1 + 1) / (tf + norm)
-        return scores
+            slots, tfs = self._term_arrays(term, posting)
+            n = len(posting)
+            idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
+            norm = K1 * (1 - B + B * lengths[slots] / avg)
+            scores[slots] += idf * tfs * (K1 + 1) / (tfs + norm)
+        hit = np.flatnonzero(scores > 0)
+        if top is not None and len(hit) > top:
+            hit = hit[np.argpartition(-scores[hit], top)[:top]]
+        return {self._ids[i]: float(scores[i]) for i in hit}
+
+    def newest(self, where: Where, limit: int) -> list[MemoryRecord]:
+        """Records passing ``where``, newest event first, at most ``limit``.
+
+        Walks back from the end of ``where.until`` and stops at ``where.since``,
+        so a recency or time-window read costs its window, not the namespace.
+        """
+        end = len(self._by_time)
+        if where.until is not None:
+            end = bisect.bisect_left(self._by_time, (where.until, ""))
+        found: list[MemoryRecord] = []
+        for i in range(end - 1, -1, -1):
+            when, memory_id = self._by_time[i]
+            if where.since is not None and when < where.since:
+                break
+            record = self.records[memory_id]
+            if where.matches(record):
+                found.append(record)
+                if len(found) >= limit:
+                    break
+        return found
+
+    def lexical(
+        self, query: Sequence[str], where: Where, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """The ``limit`` best BM25 matches passing ``where``, best first.
+
+        Scores only a shortlist first; when the filter leaves too few of it,
+        everything scored is considered.
+        """
+        shortlist = max(limit * 8, 200)
+        scores = self.bm25(query, top=shortlist)
+        hits = [
+            (self.records[i], s)
+            for i, s in scores.items()
+            if where.matches(self.records[i])
+        ]
+        if len(hits) < limit and len(scores) == shortlist:
+            scores = self.bm25(query)
+            hits = [
+                (self.records[i], s)
+                for i, s in scores.items()
+                if where.matches(self.records[i])
+            ]
+        hits.sort(key=lambda h: (-h[1], h[0].id))
+        return hits[:limit]
+
+    def _term_arrays(
+        self, term: str, posting: dict[str, int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if term not in self._arrays:
+            slots = np.fromiter((self._slots[i] for i in posting), dtype=np.int64)
+            tfs = np.fromiter(posting.values(), dtype=np.float64)
+            self._arrays[term] = (slots, tfs)
+        return self._arrays[term]
 
     def nearest(
         self, vector: Sequence[float], where: Where, limit: int

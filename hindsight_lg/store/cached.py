@@ -172,9 +172,8 @@ class CachedBackend:
         if space is None:
             return self.inner.query(namespace, where, limit=limit, vectors=vectors)
         with self._lock:
-            rows = [r for r in space.records.values() if where.matches(r)]
-        rows.sort(key=lambda r: -r.event_time)
-        return [r.replace() for r in rows[:limit]]
+            rows = space.newest(where, limit)
+        return [r.replace() for r in rows]
 
     def search_dense(
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
@@ -203,14 +202,8 @@ class CachedBackend:
         if space is None:
             return self.inner.search_lexical(namespace, terms, where, limit=limit)
         with self._lock:
-            scores = space.bm25(terms)
-            hits = [
-                (space.records[i], s)
-                for i, s in scores.items()
-                if where.matches(space.records[i])
-            ]
-        hits.sort(key=lambda h: -h[1])
-        return [Hit(r.replace(), s) for r, s in hits[:limit]]
+            hits = space.lexical(terms, where, limit)
+        return [Hit(r.replace(), s) for r, s in hits]
 
     def edges(
         self, namespace: str, ids: Sequence[str], *, types: Sequence[EdgeType] = ()

@@ -78,7 +78,12 @@ class InMemoryBackend:
     ) -> list[MemoryRecord]:
         """Matching records, newest event first."""
         with self._lock:
-            rows = sorted(self._matching(namespace, where), key=lambda r: -r.event_time)
+            # Newest first; equal times by id, so every backend orders alike.
+            rows = sorted(
+                self._matching(namespace, where),
+                key=lambda r: (r.event_time, r.id),
+                reverse=True,
+            )
             return [r.replace() for r in rows[:limit]]
 
     def search_dense(
@@ -116,11 +121,10 @@ class InMemoryBackend:
         check_namespace(namespace)
         with self._lock:
             index = self._indexes.get(namespace)
-            scores = index.bm25(terms) if index else {}
-            store = self._records[namespace] if index else {}
-            rows = [store[i] for i in scores if where.matches(store[i])]
-            rows.sort(key=lambda r: -scores[r.id])
-            return [Hit(r.replace(), scores[r.id]) for r in rows[:limit]]
+            hits = index.lexical(terms, where, limit) if index else []
+            # The index keeps slim copies; hand out the full stored records.
+            store = self._records[namespace]
+            return [Hit(store[r.id].replace(), score) for r, score in hits]
 
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
         """Delete records for real."""

@@ -451,7 +451,7 @@ class MilvusBackend:
                 output_fields=fields,
             )
         records = [self._record(row) for row in rows]
-        records.sort(key=lambda r: -r.event_time)
+        records.sort(key=lambda r: (r.event_time, r.id), reverse=True)
         return records
 
     def _iter_rows(

@@ -129,10 +129,47 @@ class Searcher:
                 "emotion",
                 self._lexical(namespace, mood, active, limit, path="emotion"),
             )
+        self._feedback(pool, namespace, probe, active, limit)
         self._recency(pool, namespace, active, now, limit)
         if probe.window is not None:
             self._time(pool, namespace, active, probe, limit)
         return pool
+
+    def _feedback(
+        self,
+        pool: dict[str, Candidate],
+        namespace: str,
+        probe: Probe,
+        where: Where,
+        limit: int,
+    ) -> None:
+        """Pseudo-relevance feedback: search again with the best hits' words.
+
+        A multi-hop question names one side of what it asks; the memories that
+        answer it best share words with the other side. The terms of the top
+        hits that the query lacks, the most frequent first, make a second
+        lexical probe (read from the namespace cache, no store round trip).
+        """
+        docs = self.policy.feedback_docs
+        if docs <= 0 or not pool:
+            return
+        top = sorted(pool.values(), key=_seed_score, reverse=True)[:docs]
+        have = set(probe.terms)
+        counts: dict[str, float] = defaultdict(float)
+        for rank, c in enumerate(top):
+            for t in dict.fromkeys(lexical_terms(c.record.content)):
+                if t not in have:
+                    counts[t] += _seed_score(c) / (1 + rank)
+        if not counts:
+            return
+        picked = sorted(counts, key=lambda t: -counts[t])[: self.policy.feedback_terms]
+        self._add(
+            pool,
+            "feedback",
+            self._lexical(
+                namespace, [*probe.terms, *picked], where, limit, path="feedback"
+            ),
+        )
 
     def _dense(
         self, namespace: str, vector: Any, where: Where, limit: int

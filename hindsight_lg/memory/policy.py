@@ -38,11 +38,25 @@ def _score_weights() -> dict[str, float]:
 
 
 def _fusion_weights() -> dict[str, float]:
-    return {"dense": 1.0, "lexical": 1.0, "entity": 0.5, "time": 0.5, "emotion": 0.3}
+    return {
+        "dense": 1.0,
+        "lexical": 1.0,
+        "entity": 0.5,
+        "time": 0.5,
+        "emotion": 0.3,
+        "feedback": 0.5,
+    }
 
 
 def _probe_weights() -> dict[str, float]:
-    return {"entity": 1.0, "text": 0.5, "emotion": 0.6, "goal": 0.8, "time": 0.8}
+    return {
+        "entity": 1.0,
+        "text": 0.5,
+        "emotion": 0.6,
+        "goal": 0.8,
+        "time": 0.8,
+        "feedback": 0.7,
+    }
 
 
 @dataclass(slots=True)
@@ -72,6 +86,8 @@ class Policy:
     graph_hops: int = 2
     graph_decay: float = 0.5
     graph_seeds: int = 5
+    feedback_docs: int = 3
+    feedback_terms: int = 8
     full_text_share: float = 0.2
     min_strength: float = 0.05
     cold_wake_similarity: float = 0.85

@@ -80,6 +80,32 @@ def test_multi_hop_answer_reached_only_through_an_edge(clock: FrozenClock) -> No
     assert after.memories[after.ids.index(gift.id)].paths["graph"] > 0
 
 
+def test_feedback_reaches_a_memory_through_the_best_hits_words(
+    clock: FrozenClock,
+) -> None:
+    """A memory sharing no words with the query is found through the top hit's."""
+    memory = HindsightMemory(InMemoryBackend(), HashingEmbedder(), clock=clock)
+    memory.remember("Maya adopted a puppy named Biscuit", namespace="u")
+    chewed = memory.remember("Biscuit chewed the sofa cushions", namespace="u")
+    for i in range(20):
+        memory.remember(f"Unrelated note {i} on gardening tools", namespace="u")
+    query = "what pet did Maya adopt?"
+    found = memory.recall(query, namespace="u", k=5, timeout=None)
+    assert chewed.id in found.ids
+    assert found.memories[found.ids.index(chewed.id)].paths["feedback"] > 0
+    off = HindsightMemory(
+        InMemoryBackend(),
+        HashingEmbedder(),
+        policy=Policy(feedback_docs=0),
+        clock=clock,
+    )
+    off.remember("Maya adopted a puppy named Biscuit", namespace="u")
+    assert (
+        "feedback"
+        not in off.recall(query, namespace="u", timeout=None).memories[0].paths
+    )
+
+
 def test_time_expressions_select_memories_from_that_window() -> None:
     """ "in May 2023" favours what happened in May 2023 over a closer text match."""
     clock = FrozenClock(datetime(2023, 9, 1, tzinfo=UTC).timestamp())

@@ -58,17 +58,17 @@ def _pk(namespace: str, key: str) -> str:
     return hashlib.sha1(f"{namespace}\x1f{key}".encode()).hexdigest()
 
 
-def lexical_tokens(text: str) -> str:
-    """Terms rendered as ASCII tokens Milvus's standard analyzer keeps whole.
+def _token(term: str) -> str:
+    """A term as an ASCII token Milvus's standard analyzer keeps whole.
 
     Chinese bigrams would otherwise be split back into single characters.
     """
-    out = []
-    for term in lexical_terms(text):
-        out.append(
-            term if term.isascii() and term.isalnum() else "x" + term.encode().hex()
-        )
-    return " ".join(out)
+    return term if term.isascii() and term.isalnum() else "x" + term.encode().hex()
+
+
+def lexical_tokens(text: str) -> str:
+    """The lexical terms of ``text`` as analyzer-safe tokens, space-separated."""
+    return " ".join(_token(t) for t in lexical_terms(text))
 
 
 _LOCKED = (
@@ -512,9 +512,7 @@ class MilvusBackend:
     ) -> list[Hit]:
         """BM25 in Milvus where available, else BM25 over a ``like``-matched pool."""
         expr = where_expr(check_namespace(namespace), where)
-        tokens = [
-            t if t.isascii() and t.isalnum() else "x" + t.encode().hex() for t in terms
-        ]
+        tokens = [_token(t) for t in terms]
         if not tokens:
             return []
         if not self.capabilities.bm25:

@@ -32,6 +32,7 @@ from hindsight_lg.memory.model import AuditEntry, Edge, EdgeType, MemoryRecord
 from hindsight_lg.store._expr import lit, lits, where_expr
 from hindsight_lg.store._index import record_text
 from hindsight_lg.store._lexical import bm25_scores
+from hindsight_lg.store._lite_repair import remove_index_sidecars, unreadable
 from hindsight_lg.store.base import Capabilities, Hit, Where, check_namespace
 
 SCHEMA_VERSION = 1
@@ -208,11 +209,40 @@ class MilvusBackend:
             self.memories,
             *(self._name(k) for k in ("edges", "audit", "meta")),
         ):
-            self._call("loading collection", self._client.load_collection, name)
+            self._load(name)
         self._check_model(dim, model_id)
         self.capabilities = Capabilities(
             bm25=self._has_bm25(), name=self.capabilities.name
         )
+
+    def _load(self, name: str) -> None:
+        """Load a collection; on Milvus Lite, repair a torn index file once.
+
+        A SIGKILL while Milvus Lite writes an index sidecar leaves it truncated
+        and every later load fails. Sidecars are rebuilt from the data files
+        when missing, so they are removed and the load retried on the same
+        server: the failed load left the collection released, not broken.
+        """
+        with self._lock:
+            try:
+                self._call("loading collection", self._client.load_collection, name)
+            except StoreTimeout:
+                raise  # slow, not broken: a retry would only be slower
+            except StoreError as exc:
+                # Not narrowed by class: a torn file's message can read as
+                # "unavailable" (FAISS quotes errno: "Resource temporarily
+                # unavailable"), and a needless repair costs one index build.
+                if not self.is_lite or not remove_index_sidecars(self.uri, name, exc):
+                    raise
+                self._load_repaired(name)
+
+    def _load_repaired(self, name: str) -> None:
+        try:
+            self._call("loading collection", self._client.load_collection, name)
+        except StoreTimeout:
+            raise
+        except StoreError as exc:
+            raise unreadable(self.uri, name, exc) from exc
 
     def _has(self, name: str) -> bool:
         return bool(
@@ -345,7 +375,7 @@ class MilvusBackend:
         base = f"{self.prefix}_meta"
         if not self._has(base):
             return self.prefix
-        self._call("loading collection", self._client.load_collection, base)
+        self._load(base)
         rows = self._call(
             "reading meta",
             self._client.query,

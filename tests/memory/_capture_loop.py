@@ -45,6 +45,9 @@ def main() -> None:
         pid = os.fork()
         if pid == 0:
             os.setsid()
+            # Stdout is the zygote's pid channel to the test: the child's own
+            # output (structlog prints to stdout by default) goes to stderr.
+            os.dup2(2, 1)
             try:
                 capture_forever(db, spool, int(seed), out)
             finally:

@@ -194,7 +194,6 @@ def _fork(
 
 
 @pytest.mark.slow
-@pytest.mark.crash
 def test_sigkill_loses_no_acknowledged_capture(
     zygote: subprocess.Popen[str], tmp_path: Path
 ) -> None:

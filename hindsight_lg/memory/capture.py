@@ -29,6 +29,10 @@ from hindsight_lg.memory.policy import Policy
 from hindsight_lg.store.base import MemoryBackend, Where
 
 Extractor = Callable[[str, str | None, float], Extraction]
+# The previous turn blended into an event's vector is cut to this length, and
+# only the most recent threads keep theirs (oldest dropped first).
+_CONTEXT_CHARS = 1000
+_THREADS_KEPT = 10_000
 _CONFLICT_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
 
 
@@ -125,6 +129,7 @@ class Writer:
             lambda t, s, ts: extract(t, speaker=s, ref_time=ts)
         )
         self._last_in_thread: dict[tuple[str, str], str] = {}
+        self._previous_turn: dict[tuple[str, str], str] = {}
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -154,8 +159,7 @@ class Writer:
         model calls cost per call far more than per sentence.
         """
         encoded = [self._encode(turn, when) for turn in turns]
-        texts = [d.content for _, extraction, keep, _ in encoded for d in keep]
-        vectors = self._embed(texts) if texts else []
+        vectors = self._event_vectors(encoded, where)
         written: list[MemoryRecord] = []
         offset = 0
         for turn, extraction, keep, truncated in encoded:
@@ -183,6 +187,71 @@ class Writer:
             with telemetry.memory_span(telemetry.WRITE, count=len(records)):
                 written += self.write(where.namespace, records, causes, now)
         return written
+
+    def _event_vectors(
+        self,
+        encoded: Sequence[tuple[Turn, Extraction, list[EventDraft], bool]],
+        where: Placement,
+    ) -> list[list[float]]:
+        """One vector per kept event, in order, from a single embedding call.
+
+        A sentence split from a conversation loses what it leaves implicit:
+        "They loved it!" says neither who nor what, and an answer rarely
+        repeats its question. Each event's vector is therefore blended with
+        its whole turn's (``Policy.context_weight``, when the turn was split)
+        and with the previous turn of the thread (``Policy.previous_weight``),
+        so recall finds the sentence by its context too. Stored content stays
+        the sentence itself.
+        """
+        texts = [d.content for _, _, keep, _ in encoded for d in keep]
+        if not texts:
+            self._remember_turns(encoded, where)
+            return []
+        plans = self._context_plans(encoded, where)
+        extra = list(dict.fromkeys(t for plan in plans for t, _ in plan))
+        vectors = np.asarray(self._embed(texts + extra), dtype=np.float32)
+        context = {t: vectors[len(texts) + i] for i, t in enumerate(extra)}
+        events = vectors[: len(texts)]
+        offset = 0
+        for (_, _, keep, _), plan in zip(encoded, plans, strict=True):
+            mine = events[offset : offset + len(keep)]
+            for text, weight in plan:
+                mine += weight * context[text]
+            if plan:
+                mine /= np.linalg.norm(mine, axis=1, keepdims=True)
+            offset += len(keep)
+        return [list(map(float, v)) for v in events]
+
+    def _context_plans(
+        self,
+        encoded: Sequence[tuple[Turn, Extraction, list[EventDraft], bool]],
+        where: Placement,
+    ) -> list[list[tuple[str, float]]]:
+        """For each turn, the context texts to blend into its events, with weights."""
+        key = (where.namespace, where.thread_id)
+        previous = self._previous_turn.get(key) if where.thread_id else None
+        plans: list[list[tuple[str, float]]] = []
+        for turn, _, keep, _ in encoded:
+            plan: list[tuple[str, float]] = []
+            if keep and len(keep) > 1 and self.policy.context_weight > 0:
+                plan.append((_turn_text(turn), self.policy.context_weight))
+            if keep and previous and "?" in previous and self.policy.previous_weight:
+                plan.append((previous, self.policy.previous_weight))
+            plans.append(plan)
+            previous = _turn_text(turn)[:_CONTEXT_CHARS]
+        self._remember_turns(encoded, where)
+        return plans
+
+    def _remember_turns(
+        self,
+        encoded: Sequence[tuple[Turn, Extraction, list[EventDraft], bool]],
+        where: Placement,
+    ) -> None:
+        if where.thread_id and encoded:
+            key = (where.namespace, where.thread_id)
+            self._previous_turn[key] = _turn_text(encoded[-1][0])[:_CONTEXT_CHARS]
+            while len(self._previous_turn) > _THREADS_KEPT:
+                self._previous_turn.pop(next(iter(self._previous_turn)))
 
     def _encode(
         self, turn: Turn, when: float
@@ -439,6 +508,10 @@ class Writer:
                 )
             self._last_in_thread[key] = written[-1].id
         return edges
+
+
+def _turn_text(turn: Turn) -> str:
+    return f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
 
 
 def embed_records(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:

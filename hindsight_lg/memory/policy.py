@@ -78,6 +78,11 @@ class Policy:
     merge_threshold: float = 0.92
     conflict_candidates: int = 8
     superseded_importance: float = 0.1
+    # Share of the whole turn's vector blended into each event split from it.
+    context_weight: float = 0.3
+    # Share of the thread's previous turn blended into each event's vector,
+    # when that turn asked a question (answers rarely repeat their question).
+    previous_weight: float = 0.3
     max_content_chars: int = 8000
     # Recall
     default_budget_tokens: int = 1000

@@ -1,0 +1,65 @@
+"""Events split from a conversation are found by their context, not only their words."""
+
+from __future__ import annotations
+
+from hindsight_lg import HindsightMemory, Policy
+from hindsight_lg.embeddings import FlagEmbeddingEmbedder
+from hindsight_lg.store.memory import InMemoryBackend
+from hindsight_lg.testing import FrozenClock
+
+TURNS = [
+    (
+        "Melanie",
+        "I finally finished that cookbook you lent me, I learned to bake bread.",
+    ),
+    ("Caroline", "Nice! I've been reading a lot lately too."),
+    ("Melanie", "Have you read Becoming Nicole yet? What did you take away from it?"),
+    (
+        "Caroline",
+        "It taught me self-acceptance and how to find support. "
+        "Pets bring so much joy too, honestly.",
+    ),
+    ("Melanie", "My kids started a new book club at school and they love it."),
+    ("Caroline", "Reading with friends is a great way to learn from each other."),
+    ("Melanie", "The library near us has a great selection of novels about family."),
+    ("Caroline", "I want to read more memoirs this year, they move me."),
+]
+QUESTION = "What did Caroline take away from the book Becoming Nicole?"
+ANSWER = "It taught me self-acceptance and how to find support."
+
+
+def _rank_of_answer(memory: HindsightMemory) -> int:
+    for speaker, text in TURNS:
+        memory.capture(text, namespace="u", speaker=speaker, thread_id="t1")
+    result = memory.recall(QUESTION, namespace="u", k=10, budget_tokens=2000)
+    contents = [m.record.content for m in result.memories]
+    assert ANSWER in contents, contents
+    return contents.index(ANSWER)
+
+
+def test_an_answer_is_found_through_the_question_before_it(
+    minilm: FlagEmbeddingEmbedder,
+) -> None:
+    """The answer never names the book; its question does, and lifts it."""
+    plain = Policy(context_weight=0.0, previous_weight=0.0)
+    without = _rank_of_answer(
+        HindsightMemory(InMemoryBackend(), minilm, clock=FrozenClock(), policy=plain)
+    )
+    with_context = _rank_of_answer(
+        HindsightMemory(InMemoryBackend(), minilm, clock=FrozenClock())
+    )
+    assert (with_context < without, with_context <= 2) == (True, True), (
+        with_context,
+        without,
+    )
+
+
+def test_stored_content_stays_the_sentence(minilm_memory: HindsightMemory) -> None:
+    """Context shapes the vector only: each event keeps its own words (Milvus Lite)."""
+    rank = _rank_of_answer(minilm_memory)
+    contents = {r.content for r in minilm_memory.list_memories("u")}
+    assert (rank <= 2, ANSWER in contents, TURNS[3][1] in contents) == (
+        True,
+        True,
+        False,
+    )

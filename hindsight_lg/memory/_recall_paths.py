@@ -25,6 +25,7 @@ from hindsight_lg.memory.recall import (
     assemble,
     build_probe,
     fuse_ranks,
+    mark_speakers,
     normalise,
     recency,
     score,
@@ -67,6 +68,7 @@ class Searcher:
         probe = build_probe(query, now=now, context=context)
         pool = self._paths(probe, namespace, agent_id, now)
         self._diffuse(pool, namespace, agent_id)
+        mark_speakers(list(pool.values()), probe)
         annotate_pool(pool)
         ranked = self._rank(pool, now, include_experience)
         if self.reranker is not None and ranked:

@@ -56,6 +56,7 @@ def _probe_weights() -> dict[str, float]:
         "goal": 0.8,
         "time": 0.8,
         "feedback": 0.7,
+        "speaker": 0.3,
     }
 
 

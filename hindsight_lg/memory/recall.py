@@ -65,6 +65,22 @@ class Candidate:
     fused: float | None = None
 
 
+def mark_speakers(pool: Sequence[Candidate], probe: Probe) -> None:
+    """Set the ``speaker`` path of memories said by someone the query names.
+
+    "What does Melanie do to relax?" is answered by what Melanie said. The
+    lexical paths count her name as one word among the memory's own, and a
+    turn that addresses her by name matches it as well; this signal says
+    who spoke. It only re-weights memories that other paths found.
+    """
+    named = {e.casefold() for e in probe.entities}
+    if not named:
+        return
+    for c in pool:
+        if any(p.casefold() in named for p in c.record.participants):
+            c.paths["speaker"] = 1.0
+
+
 def recency(record: MemoryRecord, now: float) -> float:
     """0.5 ** (age / half_life), age from the memory's last event or access."""
     last = max(record.event_time, record.last_accessed_at)
@@ -81,6 +97,7 @@ def similarity(paths: Mapping[str, float], policy: Policy) -> float:
         "time": policy.probe_weights.get("time", 0.8) * 0.5,
         "emotion": policy.probe_weights.get("emotion", 0.6) * 0.5,
         "feedback": policy.probe_weights.get("feedback", 0.7),
+        "speaker": policy.probe_weights.get("speaker", 0.3),
     }
     miss = 1.0
     for name, weight in weights.items():

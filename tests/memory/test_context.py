@@ -1,9 +1,18 @@
-"""Events split from a conversation are found by their context, not only their words."""
+"""Conversation context in recall: the turn, the question answered, the speaker."""
 
 from __future__ import annotations
 
-from hindsight_lg import HindsightMemory, Policy
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hindsight_lg import HindsightMemory, MemoryRecord, Policy
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder
+from hindsight_lg.memory.recall import (
+    Candidate,
+    build_probe,
+    mark_speakers,
+    similarity,
+)
 from hindsight_lg.store.memory import InMemoryBackend
 from hindsight_lg.testing import FrozenClock
 
@@ -63,3 +72,21 @@ def test_stored_content_stays_the_sentence(minilm_memory: HindsightMemory) -> No
         True,
         False,
     )
+
+
+def test_memories_of_a_person_the_query_names_are_marked() -> None:
+    """The speaker signal is set for what the named person said, whatever the case."""
+    said = [
+        Candidate(MemoryRecord(namespace="u", content=c, participants=[p]))
+        for c, p in (("pottery calms me", "melanie"), ("running calms me", "Jon"))
+    ]
+    mark_speakers(said, build_probe("How does Melanie relax?", now=0.0))
+    assert [c.paths.get("speaker", 0.0) for c in said] == [1.0, 0.0]
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_a_named_speaker_never_lowers_similarity(dense: float, lexical: float) -> None:
+    """With all else equal, the memory the named person said is at least as similar."""
+    paths = {"dense": dense, "lexical": lexical}
+    policy = Policy()
+    assert similarity({**paths, "speaker": 1.0}, policy) >= similarity(paths, policy)

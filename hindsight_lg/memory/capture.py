@@ -30,7 +30,7 @@ from hindsight_lg.store.base import MemoryBackend, Where
 
 Extractor = Callable[[str, str | None, float], Extraction]
 # The previous turn blended into an event's vector is cut to this length, and
-# only the most recent threads keep theirs (oldest dropped first).
+# only the most recently active threads keep theirs.
 _CONTEXT_CHARS = 1000
 _THREADS_KEPT = 10_000
 _CONFLICT_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
@@ -249,6 +249,7 @@ class Writer:
     ) -> None:
         if where.thread_id and encoded:
             key = (where.namespace, where.thread_id)
+            self._previous_turn.pop(key, None)  # re-inserted last: least recent first
             self._previous_turn[key] = _turn_text(encoded[-1][0])[:_CONTEXT_CHARS]
             while len(self._previous_turn) > _THREADS_KEPT:
                 self._previous_turn.pop(next(iter(self._previous_turn)))

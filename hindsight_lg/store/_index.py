@@ -114,7 +114,9 @@ class NamespaceIndex:
         avg = self._total_length / total or 1.0
         lengths = np.asarray(self._slot_lengths, dtype=np.float64)
         scores = np.zeros(len(self._ids), dtype=np.float64)
-        for term in set(query):
+        # Terms in query order (not set order): float sums then do not depend
+        # on string hashing, so equal queries rank ties the same in every run.
+        for term in dict.fromkeys(query):
             posting = self.postings.get(term)
             if not posting:
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Collection
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Latin-script words exclude CJK explicitly: Chinese characters are \w too, and
@@ -102,6 +103,49 @@ def split_events(text: str) -> list[str]:
     """Split a turn into candidate events at sentence ends and discourse markers."""
     parts = [p.strip(" ，,、") for p in _SPLIT_RE.split(text) if p]
     return [p for p in parts if p and re.search(r"\w", p)]
+
+
+_PART_RE = re.compile(r"(?<=[.!?;。！？；])\s+")
+
+
+def focused_summary(
+    text: str, query_terms: Collection[str], max_chars: int = 120
+) -> str | None:
+    """The parts of ``text`` that share most words with a query, within ``max_chars``.
+
+    Parts are sentences (and the ``"; "``-joined members of a consolidated
+    memory). The best-matching parts are kept in their original order, a gap
+    marked with ``…``. ``None`` when the text fits whole or no part shares a
+    word with the query: the stored summary is then the better line.
+
+    Example:
+        >>> text = "We hiked. The dog loves pottery class. Then rain."
+        >>> focused_summary(text, terms("pottery"), 40)
+        '… The dog loves pottery class. …'
+    """
+    text = " ".join(text.split())
+    parts = _PART_RE.split(text)
+    wanted = set(query_terms)
+    overlap = [len(wanted.intersection(terms(p))) for p in parts]
+    if len(text) <= max_chars or len(parts) < 2 or not any(overlap):
+        return None
+    order = sorted(range(len(parts)), key=lambda i: (-overlap[i], i))
+    keep: set[int] = set()
+    used = 0
+    for i in order:
+        if overlap[i] and used + len(parts[i]) + 2 <= max_chars:
+            keep.add(i)
+            used += len(parts[i]) + 2
+    if not keep:  # the best part alone is too long: cut it
+        best = order[0]
+        return ("… " if best else "") + summarize(parts[best], max_chars)
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if i in keep:
+            out.append(part)
+        elif not out or out[-1] != "…":
+            out.append("…")
+    return " ".join(out)
 
 
 def summarize(text: str, max_chars: int = 120) -> str:

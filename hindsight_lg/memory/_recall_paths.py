@@ -74,7 +74,7 @@ class Searcher:
         if self.reranker is not None and ranked:
             ranked = self._rerank(query, ranked)
         want = size_k(query, k)
-        chosen, used, cut = assemble(ranked, budget, want, self.policy)
+        chosen, used, cut = assemble(ranked, budget, want, self.policy, probe.terms)
         result = RecallResult(
             query=query,
             memories=chosen,

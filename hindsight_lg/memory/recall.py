@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hindsight_lg._text import approx_tokens, terms
+from hindsight_lg._text import approx_tokens, focused_summary, terms
 from hindsight_lg.memory.encode import emotion_words
 from hindsight_lg.memory.encode import entities as find_entities
 from hindsight_lg.memory.model import Kind, MemoryRecord, Status, to_datetime
@@ -230,16 +230,29 @@ class RecallResult:
         return f"{HEADER}\n<memories>\n{lines}\n</memories>"
 
 
-def render_line(record: MemoryRecord, *, full: bool, compact: bool = False) -> str:
+def render_line(
+    record: MemoryRecord,
+    *,
+    full: bool,
+    compact: bool = False,
+    focus: Collection[str] = (),
+) -> str:
     """One annotated line: kind, when, confidence, source, id, then the text.
 
-    ``compact`` lines (the summarised tail of a recall) keep only what a model
-    needs to weigh the memory: the date, the kind unless it is a plain event,
-    the confidence unless it is certain, and a non-active status. The id and
-    source annotation cost about eight tokens a line, a quarter of a typical
-    dialogue turn, so dropping them fits more memories in the same budget.
+    ``focus`` (the query's terms) picks which parts of a long memory a
+    summarised line shows. ``compact`` lines (the summarised tail of a recall)
+    keep only what a model needs to weigh the memory: the date, the kind
+    unless it is a plain event, the confidence unless it is certain, and a
+    non-active status. The id and source annotation cost about eight tokens
+    a line, a quarter of a typical dialogue turn, so dropping them fits more
+    memories in the same budget.
     """
     text = record.content if full or not record.summary else record.summary
+    if not full and record.summary and focus:
+        # The summarised tail shows the parts that answer this query, not
+        # the first sentence of a long or consolidated memory.
+        size = len(record.summary)
+        text = focused_summary(record.content, focus, size) or record.summary
     text = html.escape(" ".join(text.split()), quote=False)
     when = to_datetime(record.event_time).strftime("%Y-%m-%d")
     who = f" {','.join(record.participants)}:" if record.participants else ""
@@ -255,7 +268,11 @@ def render_line(record: MemoryRecord, *, full: bool, compact: bool = False) -> s
 
 
 def assemble(
-    ranked: Sequence[Candidate], budget_tokens: int, k: int, policy: Policy
+    ranked: Sequence[Candidate],
+    budget_tokens: int,
+    k: int,
+    policy: Policy,
+    focus: Collection[str] = (),
 ) -> tuple[list[RecalledMemory], int, dict[str, str]]:
     """Fit ranked candidates to the budget: top ones in full, the rest summarised."""
     header_cost = approx_tokens(HEADER) + 6
@@ -269,10 +286,11 @@ def assemble(
             cut[c.record.id] = "beyond k"
             continue
         full = used_full < full_budget or not c.record.summary
-        line = render_line(c.record, full=full, compact=not full)
+        line = render_line(c.record, full=full, compact=not full, focus=focus)
         cost = approx_tokens(line) + 1
         if cost > left and full and c.record.summary:
-            full, line = False, render_line(c.record, full=False, compact=True)
+            full = False
+            line = render_line(c.record, full=False, compact=True, focus=focus)
             cost = approx_tokens(line) + 1
         if cost > left:
             cut[c.record.id] = "over budget"

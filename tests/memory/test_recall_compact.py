@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hindsight_lg._text import focused_summary, summarize, terms
 from hindsight_lg.memory.encode import extract
 from hindsight_lg.memory.model import MemoryRecord
 from hindsight_lg.memory.policy import Policy
@@ -63,3 +67,34 @@ def test_acknowledgements_are_not_salient() -> None:
     events = extract("Thanks, Melanie! I adopted a puppy.", speaker="Ann", ref_time=0.0)
     kept = [e.content for e in events.events if e.salience >= Policy().min_salience]
     assert ["I adopted a puppy."] == kept
+
+
+CONSOLIDATED = (
+    "I'm a big fan of pottery - the creativity and skill is awesome; I'm excited "
+    "to see where pottery takes you; We went camping at the beach last summer and "
+    "roasted marshmallows; The kids loved the dinosaur exhibit at the museum"
+)
+
+
+def test_a_summarised_line_shows_the_part_that_answers_the_query() -> None:
+    """Past the first 120 characters, the part about camping is what is shown."""
+    record = _record(CONSOLIDATED).replace(summary=summarize(CONSOLIDATED))
+    focus = terms("Where did they go camping?")
+    line = render_line(record, full=False, compact=True, focus=focus)
+    plain = render_line(record, full=False, compact=True)
+    assert ("camping at the beach" in line, "camping" in plain) == (True, False)
+    assert len(line) <= len(plain) + 4
+
+
+def test_a_line_without_a_matching_part_keeps_the_stored_summary() -> None:
+    """No part shares a word with the query: the stored (maybe LLM) summary stays."""
+    record = _record(CONSOLIDATED).replace(summary="Ann likes crafts and trips.")
+    line = render_line(record, full=False, compact=True, focus=terms("weather?"))
+    assert line.endswith("Ann: Ann likes crafts and trips.")
+
+
+@given(st.lists(st.text(min_size=1, max_size=60), min_size=1, max_size=8), st.text())
+def test_a_focused_summary_never_exceeds_its_size(parts: list[str], query: str) -> None:
+    """Whatever the text and query, the extract fits the summary's size (plus marks)."""
+    out = focused_summary(". ".join(parts), terms(query) or ["x"], 80)
+    assert out is None or len(out) <= 80 + 4

@@ -7,7 +7,6 @@ BM25 the same way: document frequencies over the whole namespace.
 from __future__ import annotations
 
 import bisect
-import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ import numpy as np
 
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.memory.model import Edge, MemoryRecord
-from hindsight_lg.store._lexical import K1, B
+from hindsight_lg.store._lexical import idf, saturation
 from hindsight_lg.store.base import Where
 
 
@@ -121,10 +120,9 @@ class NamespaceIndex:
             if not posting:
                 continue
             slots, tfs = self._term_arrays(term, posting)
-            n = len(posting)
-            idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
-            norm = K1 * (1 - B + B * lengths[slots] / avg)
-            scores[slots] += idf * tfs * (K1 + 1) / (tfs + norm)
+            scores[slots] += idf(total, len(posting)) * saturation(
+                tfs, lengths[slots], avg
+            )
         hit = np.flatnonzero(scores > 0)
         if top is not None and len(hit) > top:
             hit = hit[np.argpartition(-scores[hit], top)[:top]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from hindsight_lg.embeddings.base import Embedder
 from hindsight_lg.memory._staging import StagedWrites
 from hindsight_lg.memory.encode import EventDraft, Extraction, extract
 from hindsight_lg.memory.model import (
+    CONTEXT_KEY,
     AuditEntry,
     Edge,
     EdgeType,
@@ -338,6 +340,14 @@ class Writer:
             salience=d.salience,
             mentioned_time=d.mentioned_time,
         )
+        context = (
+            _rest_of_turn(turn.text, d.content) if self.policy.lexical_context else ""
+        )
+        if context:
+            # Searched by the lexical paths with the event's own words (see
+            # store._index.record_text), never shown: "They loved it!" is found
+            # by "dinosaur exhibit" said in the same turn.
+            record.meta[CONTEXT_KEY] = context[:_CONTEXT_CHARS]
         if truncated:
             record.meta["truncated"] = True
         if d.is_update:
@@ -509,6 +519,12 @@ class Writer:
                 )
             self._last_in_thread[key] = written[-1].id
         return edges
+
+
+def _rest_of_turn(text: str, event: str) -> str:
+    """The turn's words outside ``event`` (empty when the event is the whole turn)."""
+    rest = " ".join(text.replace(event, " ", 1).split())
+    return rest if re.search(r"\w{3}", rest) else ""
 
 
 def _turn_text(turn: Turn) -> str:

@@ -23,7 +23,14 @@ from hindsight_lg.memory.capture import (
     Writer,
     to_turns,
 )
-from hindsight_lg.memory.model import AuditEntry, Edge, MemoryRecord, Scope, now_ts
+from hindsight_lg.memory.model import (
+    CONTEXT_KEY,
+    AuditEntry,
+    Edge,
+    MemoryRecord,
+    Scope,
+    now_ts,
+)
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult
 from hindsight_lg.memory.spool import Spool
@@ -462,12 +469,41 @@ class HindsightMemory(LifecycleOps):
             if ids is None:
                 where = Where(statuses=(*_ALL_STATUSES, "deleted"), thread_id=thread_id)
                 ids = [r.id for r in self.backend.query(namespace, where, limit=10**7)]
+            doomed = [] if whole_namespace else self.backend.get(namespace, list(ids))
             n = self.backend.delete(namespace, list(ids))
             self.backend.delete_edges(namespace, list(ids))
+            self._scrub_turn_context(namespace, doomed)
             self.backend.purge_audit(namespace, None if whole_namespace else list(ids))
             self.backend.flush()
             span.set_attribute("hindsight.count", n)
             return n
+
+    def _scrub_turn_context(
+        self, namespace: str, doomed: Sequence[MemoryRecord]
+    ) -> None:
+        """Drop the turn context of the forgotten memories' siblings.
+
+        Events split from one turn carry the rest of that turn as lexical
+        context (``meta["context"]``), so a forgotten sentence would live on
+        in its siblings' index text. Siblings share the thread and event time.
+        """
+        changed: dict[str, MemoryRecord] = {}
+        for gone in doomed:
+            where = Where(
+                statuses=_ALL_STATUSES,
+                thread_id=gone.thread_id,
+                since=gone.event_time,
+                until=gone.event_time + 1e-3,
+            )
+            for sib in self.backend.query(namespace, where, limit=1000):
+                if CONTEXT_KEY in sib.meta:
+                    changed[sib.id] = sib
+        if not changed:
+            return
+        full = self.backend.get(namespace, list(changed), vectors=True)
+        for record in full:
+            record.meta.pop(CONTEXT_KEY, None)
+        self.backend.upsert(namespace, full)
 
     # -- lifecycle of the object -------------------------------------------
 

@@ -15,6 +15,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+# ``meta`` key of the rest of the turn an event was split from: searched by the
+# lexical paths with the event's own words, never shown in a prompt.
+CONTEXT_KEY = "context"
+
 
 class Kind(StrEnum):
     """What a memory is about; decides its half-life and seed importance."""

@@ -81,6 +81,8 @@ class Policy:
     superseded_importance: float = 0.1
     # Share of the whole turn's vector blended into each event split from it.
     context_weight: float = 0.3
+    # Index each event with the rest of its turn's words for lexical search.
+    lexical_context: bool = True
     # Share of the thread's previous turn blended into each event's vector,
     # when that turn asked a question (answers rarely repeat their question).
     previous_weight: float = 0.3

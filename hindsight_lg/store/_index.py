@@ -14,14 +14,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hindsight_lg._text import terms as lexical_terms
-from hindsight_lg.memory.model import Edge, MemoryRecord
+from hindsight_lg.memory.model import CONTEXT_KEY, Edge, MemoryRecord
 from hindsight_lg.store._lexical import idf, saturation
 from hindsight_lg.store.base import Where
 
 
 def record_text(record: MemoryRecord) -> str:
-    """The text a record is searched by: content plus entities and participants."""
-    return " ".join([record.content, *record.entities, *record.participants])
+    """The text a record is searched by: content, entities, participants and context.
+
+    The context (``meta["context"]``, set by capture) is the rest of the turn
+    an event was split from: its words find the event without being shown.
+    """
+    context = record.meta.get(CONTEXT_KEY, "")
+    extra = [context] if isinstance(context, str) and context else []
+    return " ".join([record.content, *record.entities, *record.participants, *extra])
 
 
 @dataclass(slots=True)

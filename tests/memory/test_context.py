@@ -14,7 +14,7 @@ from hindsight_lg.memory.recall import (
     similarity,
 )
 from hindsight_lg.store.memory import InMemoryBackend
-from hindsight_lg.testing import FrozenClock
+from hindsight_lg.testing import FrozenClock, HashingEmbedder
 
 TURNS = [
     (
@@ -90,3 +90,44 @@ def test_a_named_speaker_never_lowers_similarity(dense: float, lexical: float) -
     paths = {"dense": dense, "lexical": lexical}
     policy = Policy()
     assert similarity({**paths, "speaker": 1.0}, policy) >= similarity(paths, policy)
+
+
+TURN = "My kids and I spent Sunday at the museum. They loved the dinosaur bones."
+
+
+def _sibling(memory: HindsightMemory) -> MemoryRecord:
+    memory.capture(TURN, namespace="u", speaker="Mel", thread_id="t")
+    rows = memory.list_memories("u")
+    return next(r for r in rows if r.content.startswith("They loved"))
+
+
+def test_an_event_is_found_by_the_words_of_its_turn(memory: HindsightMemory) -> None:
+    """'They loved the dinosaur bones' never says museum; its turn does."""
+    sibling = _sibling(memory)
+    result = memory.recall("museum", namespace="u", explain=True)
+    lexical = (result.explanation or {}).get(sibling.id, {}).get("lexical", 0.0)
+    shown = [m.line for m in result.memories if m.id == sibling.id]
+    assert (lexical > 0, "museum" in " ".join(shown)) == (True, False)
+
+
+def test_without_turn_context_the_sibling_has_no_lexical_match() -> None:
+    """The same capture with ``lexical_context=False``: no lexical hit for the word."""
+    plain = HindsightMemory(
+        InMemoryBackend(), HashingEmbedder(), policy=Policy(lexical_context=False)
+    )
+    sibling = _sibling(plain)
+    result = plain.recall("museum", namespace="u", explain=True)
+    assert (result.explanation or {}).get(sibling.id, {}).get("lexical", 0.0) == 0.0
+
+
+def test_forgetting_an_event_scrubs_it_from_its_siblings(
+    memory: HindsightMemory,
+) -> None:
+    """The forgotten sentence does not live on in the index text of its turn."""
+    sibling = _sibling(memory)
+    museum = next(r for r in memory.list_memories("u") if "museum" in r.content)
+    memory.forget("u", [museum.id])
+    (left,) = memory.backend.get("u", [sibling.id])
+    result = memory.recall("museum Sunday", namespace="u", explain=True)
+    lexical = (result.explanation or {}).get(sibling.id, {}).get("lexical", 0.0)
+    assert ("context" in left.meta, lexical) == (False, 0.0)

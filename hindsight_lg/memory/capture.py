@@ -521,6 +521,31 @@ class Writer:
         return edges
 
 
+def context_vectors(
+    embedder: Embedder, records: Sequence[MemoryRecord], weight: float
+) -> list[list[float]]:
+    """Vectors for stored records, each blended with its turn as capture does.
+
+    The turn is rebuilt from the record's content and its ``meta["context"]``
+    (the rest of the turn); the question a turn answered is not stored, so
+    that part of capture's blending cannot be redone. Used by ``reembed``.
+    """
+    texts = [r.content for r in records]
+    turns = {
+        i: "".join(f"{p}: " for p in r.participants[:1])
+        + f"{r.content} {r.meta[CONTEXT_KEY]}"
+        for i, r in enumerate(records)
+        if weight > 0 and isinstance(r.meta.get(CONTEXT_KEY), str)
+    }
+    vectors = np.asarray(
+        embed_records(embedder, texts + list(turns.values())), dtype=np.float32
+    )
+    for j, i in enumerate(turns):
+        blended = vectors[i] + weight * vectors[len(texts) + j]
+        vectors[i] = blended / np.linalg.norm(blended)
+    return [list(map(float, v)) for v in vectors[: len(texts)]]
+
+
 def _rest_of_turn(text: str, event: str) -> str:
     """The turn's words outside ``event`` (empty when the event is the whole turn)."""
     rest = " ".join(text.replace(event, " ", 1).split())

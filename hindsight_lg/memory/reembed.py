@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hindsight_lg.embeddings.base import Embedder
-from hindsight_lg.memory.capture import embed_records
+from hindsight_lg.memory.capture import context_vectors
+from hindsight_lg.memory.policy import Policy
 from hindsight_lg.store.base import Where
 from hindsight_lg.store.milvus import MilvusBackend
 
@@ -100,7 +101,7 @@ def _copy(
     records = old.query(namespace, _ALL, limit=10**7)
     for start in range(0, len(records), _BATCH):
         batch = records[start : start + _BATCH]
-        vectors = embed_records(embedder, [r.content for r in batch])
+        vectors = context_vectors(embedder, batch, Policy().context_weight)
         for record, vector in zip(batch, vectors, strict=True):
             record.dense = vector
         new.upsert(namespace, batch)

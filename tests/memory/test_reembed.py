@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hindsight_lg import EmbeddingMismatch, HindsightMemory
 from hindsight_lg.memory.reembed import next_prefix, reembed
+from hindsight_lg.store.base import Where
 from hindsight_lg.store.milvus import MilvusBackend
 from hindsight_lg.testing import HashingEmbedder
 
@@ -49,3 +51,27 @@ def test_reembed_switches_the_store_to_the_new_model(tmp_path: Path) -> None:
     assert stored == listed
     with pytest.raises(EmbeddingMismatch, match="hindsight-lg reembed"):
         HindsightMemory(MilvusBackend(uri), old, owns_backend=True)
+
+
+def test_reembed_keeps_turn_context_in_split_events(tmp_path: Path) -> None:
+    """A split event's new vector is blended with its turn, as at capture."""
+    uri = str(tmp_path / "store.db")
+    new = HashingEmbedder(128)
+    with HindsightMemory(
+        MilvusBackend(uri), HashingEmbedder(64), owns_backend=True
+    ) as m:
+        m.capture("We went to the museum. The kids loved the bones.", namespace="u")
+        m.capture("I prefer green tea over coffee", namespace="u")
+    reembed(uri, to=new)
+    backend = MilvusBackend(uri)
+    backend.setup(dim=new.dim, model_id=new.model_id)
+    try:
+        rows = backend.query("u", Where(), limit=10, vectors=True)
+    finally:
+        backend.close()
+    for r in rows:
+        plain = np.asarray(new.embed([r.content])[0])
+        cosine = float(np.dot(plain, r.dense) / np.linalg.norm(plain))
+        split = "context" in r.meta
+        assert (split, cosine > 0.999) in {(True, False), (False, True)}, r.content
+    assert sum("context" in r.meta for r in rows) == 2

@@ -131,7 +131,7 @@ class Writer:
             lambda t, s, ts: extract(t, speaker=s, ref_time=ts)
         )
         self._last_in_thread: dict[tuple[str, str], str] = {}
-        self._previous_turn: dict[tuple[str, str], str] = {}
+        self._previous_turn: dict[tuple[str, str], Turn] = {}
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -161,10 +161,13 @@ class Writer:
         model calls cost per call far more than per sentence.
         """
         encoded = [self._encode(turn, when) for turn in turns]
-        vectors = self._event_vectors(encoded, where)
+        asked = self._questions_answered(turns, where)
+        vectors = self._event_vectors(encoded, asked)
         written: list[MemoryRecord] = []
         offset = 0
-        for turn, extraction, keep, truncated in encoded:
+        for (turn, extraction, keep, truncated), question in zip(
+            encoded, asked, strict=True
+        ):
             if not keep:
                 self._observe(where.namespace, turn, now)
                 continue
@@ -182,6 +185,7 @@ class Writer:
                     turn=turn,
                     vector=v,
                     truncated=truncated,
+                    question=question,
                 )
                 for d, v in zip(keep, mine, strict=True)
             ]
@@ -193,7 +197,7 @@ class Writer:
     def _event_vectors(
         self,
         encoded: Sequence[tuple[Turn, Extraction, list[EventDraft], bool]],
-        where: Placement,
+        asked: Sequence[Turn | None],
     ) -> list[list[float]]:
         """One vector per kept event, in order, from a single embedding call.
 
@@ -201,15 +205,17 @@ class Writer:
         "They loved it!" says neither who nor what, and an answer rarely
         repeats its question. Each event's vector is therefore blended with
         its whole turn's (``Policy.context_weight``, when the turn was split)
-        and with the previous turn of the thread (``Policy.previous_weight``),
-        so recall finds the sentence by its context too. Stored content stays
-        the sentence itself.
+        and with the question the turn answers (``asked``, weighted by
+        ``Policy.previous_weight``), so recall finds the sentence by its
+        context too. Stored content stays the sentence itself.
         """
         texts = [d.content for _, _, keep, _ in encoded for d in keep]
         if not texts:
-            self._remember_turns(encoded, where)
             return []
-        plans = self._context_plans(encoded, where)
+        plans = [
+            self._context_plan(turn, keep, question)
+            for (turn, _, keep, _), question in zip(encoded, asked, strict=True)
+        ]
         extra = list(dict.fromkeys(t for plan in plans for t, _ in plan))
         vectors = np.asarray(self._embed(texts + extra), dtype=np.float32)
         context = {t: vectors[len(texts) + i] for i, t in enumerate(extra)}
@@ -224,37 +230,43 @@ class Writer:
             offset += len(keep)
         return [list(map(float, v)) for v in events]
 
-    def _context_plans(
-        self,
-        encoded: Sequence[tuple[Turn, Extraction, list[EventDraft], bool]],
-        where: Placement,
-    ) -> list[list[tuple[str, float]]]:
-        """For each turn, the context texts to blend into its events, with weights."""
+    def forget_turns(self, namespace: str) -> None:
+        """Drop the remembered last turns of ``namespace``'s threads."""
+        for key in [k for k in self._previous_turn if k[0] == namespace]:
+            del self._previous_turn[key]
+
+    def _context_plan(
+        self, turn: Turn, keep: list[EventDraft], question: Turn | None
+    ) -> list[tuple[str, float]]:
+        """The context texts to blend into a turn's events, with their weights."""
+        plan: list[tuple[str, float]] = []
+        if len(keep) > 1 and self.policy.context_weight > 0:
+            plan.append((_turn_text(turn), self.policy.context_weight))
+        if keep and question is not None and self.policy.previous_weight > 0:
+            plan.append((_turn_text(question), self.policy.previous_weight))
+        return plan
+
+    def _questions_answered(
+        self, turns: Sequence[Turn], where: Placement
+    ) -> list[Turn | None]:
+        """For each turn, the thread's turn before it when that one asked a question.
+
+        The thread's last turn is remembered across captures (per namespace
+        and thread, the most recently active threads only), so a reply
+        captured on its own still knows what it answers.
+        """
         key = (where.namespace, where.thread_id)
         previous = self._previous_turn.get(key) if where.thread_id else None
-        plans: list[list[tuple[str, float]]] = []
-        for turn, _, keep, _ in encoded:
-            plan: list[tuple[str, float]] = []
-            if keep and len(keep) > 1 and self.policy.context_weight > 0:
-                plan.append((_turn_text(turn), self.policy.context_weight))
-            if keep and previous and "?" in previous and self.policy.previous_weight:
-                plan.append((previous, self.policy.previous_weight))
-            plans.append(plan)
-            previous = _turn_text(turn)[:_CONTEXT_CHARS]
-        self._remember_turns(encoded, where)
-        return plans
-
-    def _remember_turns(
-        self,
-        encoded: Sequence[tuple[Turn, Extraction, list[EventDraft], bool]],
-        where: Placement,
-    ) -> None:
-        if where.thread_id and encoded:
-            key = (where.namespace, where.thread_id)
+        out: list[Turn | None] = []
+        for turn in turns:
+            out.append(previous if previous and "?" in previous.text else None)
+            previous = Turn(turn.text[:_CONTEXT_CHARS], turn.speaker, [])
+        if where.thread_id and previous is not None:
             self._previous_turn.pop(key, None)  # re-inserted last: least recent first
-            self._previous_turn[key] = _turn_text(encoded[-1][0])[:_CONTEXT_CHARS]
+            self._previous_turn[key] = previous
             while len(self._previous_turn) > _THREADS_KEPT:
                 self._previous_turn.pop(next(iter(self._previous_turn)))
+        return out
 
     def _encode(
         self, turn: Turn, when: float
@@ -313,6 +325,7 @@ class Writer:
         turn: Turn,
         vector: list[float],
         truncated: bool,
+        question: Turn | None = None,
     ) -> MemoryRecord:
         """A record for a draft, with the policy's seeds for its kind."""
         record = MemoryRecord(
@@ -340,14 +353,16 @@ class Writer:
             salience=d.salience,
             mentioned_time=d.mentioned_time,
         )
-        context = (
-            _rest_of_turn(turn.text, d.content) if self.policy.lexical_context else ""
-        )
-        if context:
+        if self.policy.lexical_context:
             # Searched by the lexical paths with the event's own words (see
             # store._index.record_text), never shown: "They loved it!" is found
-            # by "dinosaur exhibit" said in the same turn.
-            record.meta[CONTEXT_KEY] = context[:_CONTEXT_CHARS]
+            # by "dinosaur exhibit" said in the same turn, an answer by the
+            # words of the question it answers.
+            parts = [_rest_of_turn(turn.text, d.content)]
+            parts += [question.text] if question is not None else []
+            context = " ".join(p for p in parts if p)
+            if context:
+                record.meta[CONTEXT_KEY] = context[: 2 * _CONTEXT_CHARS]
         if truncated:
             record.meta["truncated"] = True
         if d.is_update:

@@ -470,6 +470,8 @@ class HindsightMemory(LifecycleOps):
                 where = Where(statuses=(*_ALL_STATUSES, "deleted"), thread_id=thread_id)
                 ids = [r.id for r in self.backend.query(namespace, where, limit=10**7)]
             doomed = [] if whole_namespace else self.backend.get(namespace, list(ids))
+            # The writer's memo of each thread's last turn may hold what goes.
+            self._writer.forget_turns(namespace)
             n = self.backend.delete(namespace, list(ids))
             self.backend.delete_edges(namespace, list(ids))
             self._scrub_turn_context(namespace, doomed)
@@ -481,23 +483,27 @@ class HindsightMemory(LifecycleOps):
     def _scrub_turn_context(
         self, namespace: str, doomed: Sequence[MemoryRecord]
     ) -> None:
-        """Drop the turn context of the forgotten memories' siblings.
+        """Drop the lexical context that holds a forgotten memory's words.
 
-        Events split from one turn carry the rest of that turn as lexical
-        context (``meta["context"]``), so a forgotten sentence would live on
-        in its siblings' index text. Siblings share the thread and event time.
+        Events carry the rest of their turn, and answers the question they
+        answer, as lexical context (``meta["context"]``), so a forgotten
+        sentence would live on in other records' index text. Those records
+        share its thread and come at or after its time: their context goes
+        when it holds the forgotten text or the record is a sibling (same
+        time), whose context is the rest of the same turn.
         """
         changed: dict[str, MemoryRecord] = {}
         for gone in doomed:
             where = Where(
-                statuses=_ALL_STATUSES,
-                thread_id=gone.thread_id,
-                since=gone.event_time,
-                until=gone.event_time + 1e-3,
+                statuses=_ALL_STATUSES, thread_id=gone.thread_id, since=gone.event_time
             )
-            for sib in self.backend.query(namespace, where, limit=1000):
-                if CONTEXT_KEY in sib.meta:
-                    changed[sib.id] = sib
+            words = " ".join(gone.content.split())
+            for other in self.backend.query(namespace, where, limit=10_000):
+                context = other.meta.get(CONTEXT_KEY)
+                if not isinstance(context, str):
+                    continue
+                if other.event_time == gone.event_time or words in context:
+                    changed[other.id] = other
         if not changed:
             return
         full = self.backend.get(namespace, list(changed), vectors=True)

@@ -50,7 +50,7 @@ def test_an_answer_is_found_through_the_question_before_it(
     minilm: FlagEmbeddingEmbedder,
 ) -> None:
     """The answer never names the book; its question does, and lifts it."""
-    plain = Policy(context_weight=0.0, previous_weight=0.0)
+    plain = Policy(context_weight=0.0, previous_weight=0.0, lexical_context=False)
     without = _rank_of_answer(
         HindsightMemory(InMemoryBackend(), minilm, clock=FrozenClock(), policy=plain)
     )
@@ -131,3 +131,38 @@ def test_forgetting_an_event_scrubs_it_from_its_siblings(
     result = memory.recall("museum Sunday", namespace="u", explain=True)
     lexical = (result.explanation or {}).get(sibling.id, {}).get("lexical", 0.0)
     assert ("context" in left.meta, lexical) == (False, 0.0)
+
+
+def test_a_reply_is_indexed_with_the_question_it_answers(
+    memory: HindsightMemory,
+) -> None:
+    """Captured on its own, an answer still carries its question's words; a reply
+    to a statement does not."""
+    for speaker, text in (
+        ("Mel", "Have you read Becoming Nicole? What did you take from it?"),
+        ("Cat", "It taught me self-acceptance."),
+        ("Mel", "I started a pottery class."),
+        ("Cat", "That sounds relaxing."),
+    ):
+        memory.capture(text, namespace="u", speaker=speaker, thread_id="t")
+    rows = {r.content: r for r in memory.list_memories("u")}
+    answer, reply = rows["It taught me self-acceptance."], rows["That sounds relaxing."]
+    result = memory.recall("Becoming Nicole", namespace="u", explain=True)
+    lexical = (result.explanation or {}).get(answer.id, {}).get("lexical", 0.0)
+    assert ("Nicole" in answer.meta.get("context", ""), lexical > 0) == (True, True)
+    assert "context" not in reply.meta
+
+
+def test_forgetting_a_question_scrubs_it_from_its_answer(
+    memory: HindsightMemory,
+) -> None:
+    """The answer's index text loses the forgotten question's words."""
+    memory.capture("Did you visit Lisbon?", namespace="u", speaker="A", thread_id="t")
+    memory.capture("Yes, twice last year.", namespace="u", speaker="B", thread_id="t")
+    rows = memory.list_memories("u")
+    question = next(r for r in rows if "Lisbon" in r.content)
+    answer = next(r for r in rows if r.content.startswith("Yes"))
+    assert "Lisbon" in answer.meta.get("context", "")
+    memory.forget("u", [question.id])
+    (left,) = memory.backend.get("u", [answer.id])
+    assert "Lisbon" not in left.meta.get("context", "")

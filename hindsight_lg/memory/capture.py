@@ -131,7 +131,7 @@ class Writer:
             lambda t, s, ts: extract(t, speaker=s, ref_time=ts)
         )
         self._last_in_thread: dict[tuple[str, str], str] = {}
-        self._previous_turn: dict[tuple[str, str], Turn] = {}
+        self._previous_turn: dict[tuple[str, str, str, str], Turn] = {}
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -255,7 +255,9 @@ class Writer:
         and thread, the most recently active threads only), so a reply
         captured on its own still knows what it answers.
         """
-        key = (where.namespace, where.thread_id)
+        # Keyed by who may see the records too: a private turn never becomes
+        # the context of a team or global memory of the same thread.
+        key = (where.namespace, where.thread_id, where.agent_id, where.scope.value)
         previous = self._previous_turn.get(key) if where.thread_id else None
         out: list[Turn | None] = []
         for turn in turns:

@@ -166,3 +166,21 @@ def test_forgetting_a_question_scrubs_it_from_its_answer(
     memory.forget("u", [question.id])
     (left,) = memory.backend.get("u", [answer.id])
     assert "Lisbon" not in left.meta.get("context", "")
+
+
+def test_a_private_question_never_becomes_a_shared_answers_context(
+    memory: HindsightMemory,
+) -> None:
+    """Context crosses only between captures with the same visibility."""
+    memory.capture("Did you visit Lisbon?", namespace="u", thread_id="t", agent_id="a1")
+    memory.capture(
+        "Yes, twice last year.",
+        namespace="u",
+        thread_id="t",
+        agent_id="a1",
+        scope="team",
+    )
+    answer = next(
+        r for r in memory.list_memories("u", agent_id="a1") if r.content[:3] == "Yes"
+    )
+    assert "Lisbon" not in answer.meta.get("context", "")

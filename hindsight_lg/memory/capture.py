@@ -544,8 +544,9 @@ def context_vectors(
     """Vectors for stored records, each blended with its turn as capture does.
 
     The turn is rebuilt from the record's content and its ``meta["context"]``
-    (the rest of the turn); the question a turn answered is not stored, so
-    that part of capture's blending cannot be redone. Used by ``reembed``.
+    (the rest of the turn and, for an answer, its question) and embedded as
+    one text: close to capture's separately weighted blends, not the same.
+    Used by ``reembed``.
     """
     texts = [r.content for r in records]
     turns = {

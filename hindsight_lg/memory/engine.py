@@ -492,17 +492,19 @@ class HindsightMemory(LifecycleOps):
         when it holds the forgotten text or the record is a sibling (same
         time), whose context is the rest of the same turn.
         """
-        changed: dict[str, MemoryRecord] = {}
+        by_thread: dict[str, list[MemoryRecord]] = {}
         for gone in doomed:
-            where = Where(
-                statuses=_ALL_STATUSES, thread_id=gone.thread_id, since=gone.event_time
-            )
-            words = " ".join(gone.content.split())
+            by_thread.setdefault(gone.thread_id, []).append(gone)
+        changed: dict[str, MemoryRecord] = {}
+        for thread_id, gone_here in by_thread.items():
+            # One read per thread, from its earliest forgotten memory on.
+            since = min(g.event_time for g in gone_here)
+            where = Where(statuses=_ALL_STATUSES, thread_id=thread_id, since=since)
             for other in self.backend.query(namespace, where, limit=10_000):
                 context = other.meta.get(CONTEXT_KEY)
-                if not isinstance(context, str):
-                    continue
-                if other.event_time == gone.event_time or words in context:
+                if isinstance(context, str) and any(
+                    _holds(other, context, g) for g in gone_here
+                ):
                     changed[other.id] = other
         if not changed:
             return
@@ -534,3 +536,12 @@ class HindsightMemory(LifecycleOps):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _holds(other: MemoryRecord, context: str, gone: MemoryRecord) -> bool:
+    """Whether ``other``'s lexical context came from ``gone``'s turn or text."""
+    if other.event_time < gone.event_time:
+        return False
+    return (
+        other.event_time == gone.event_time or " ".join(gone.content.split()) in context
+    )

@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from hindsight_lg import HindsightMemory, MemoryRecord
+from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.embeddings import Embedder, embedder_from_name
 from hindsight_lg.embeddings.base import Vectors
-from hindsight_lg.memory.encode import classify, entities
+from hindsight_lg.memory.capture.encode import classify, entities
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.store.milvus import MilvusBackend
 
 NAMES = "Maya Lena Tom Aiko Ravi Sofia Jonas Mei Omar Clara".split()
 PLACES = "Berlin Lisbon Paris Kyoto Austin Oslo Lima Seoul Cairo Porto".split()

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from hindsight_lg import HindsightMemory, MemoryRecord
+from hindsight_lg.backends.base import Where
+from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.embeddings.base import Vectors
-from hindsight_lg.memory.model import Edge, EdgeType, Kind
-from hindsight_lg.store.base import Where
-from hindsight_lg.store.milvus import MilvusBackend
+from hindsight_lg.model import Edge, EdgeType, Kind
 from hindsight_lg.testing import HashingEmbedder
 
 WORDS = (

@@ -7,6 +7,7 @@ Example:
 
 from __future__ import annotations
 
+from hindsight_lg.backends import MemoryBackend, Where
 from hindsight_lg.embeddings import (
     Embedder,
     FlagEmbeddingEmbedder,
@@ -27,27 +28,30 @@ from hindsight_lg.errors import (
     StoreUnavailable,
 )
 from hindsight_lg.memory import (
-    AuditEntry,
-    Edge,
-    EdgeType,
+    DEFAULT_TIMEOUT,
     HindsightMemory,
-    Kind,
-    MemoryRecord,
     Policy,
     RecalledMemory,
     RecallResult,
+)
+from hindsight_lg.model import (
+    AuditEntry,
+    Edge,
+    EdgeType,
+    Kind,
+    MemoryRecord,
     Scope,
     SourceKind,
     Status,
     Tier,
 )
-from hindsight_lg.store import MemoryBackend, Where
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AuditEntry",
     "ConflictError",
+    "DEFAULT_TIMEOUT",
     "Edge",
     "EdgeType",
     "Embedder",

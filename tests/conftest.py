@@ -15,9 +15,9 @@ import structlog
 from hypothesis import settings
 
 from hindsight_lg import HindsightMemory
+from hindsight_lg.backends.base import MemoryBackend
+from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder, minilm_embedder
-from hindsight_lg.store.base import MemoryBackend
-from hindsight_lg.store.milvus import MilvusBackend
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 
 BACKENDS = ["memory", "milvus-lite"]

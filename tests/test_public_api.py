@@ -13,6 +13,10 @@ MODULES = [
     "hindsight_lg.store",
     "hindsight_lg.embeddings",
     "hindsight_lg.testing",
+    "hindsight_lg.nodes",
+    "hindsight_lg.checkpointers",
+    "hindsight_lg.backends",
+    "hindsight_lg.identity",
 ]
 
 

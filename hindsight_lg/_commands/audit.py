@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from hindsight_lg._commands import add_store_args, open_memory
-from hindsight_lg.memory.model import AuditEntry, EdgeType, MemoryRecord, to_datetime
+from hindsight_lg.model import AuditEntry, EdgeType, MemoryRecord, to_datetime
 
 _ORIGIN_OPS = ("create", "supersede", "remember", "consolidate")
 

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from hindsight_lg._commands import add_store_args, open_memory
-from hindsight_lg.memory.model import to_datetime
+from hindsight_lg.model import to_datetime
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

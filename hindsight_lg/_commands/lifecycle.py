@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from hindsight_lg._commands import add_store_args, open_memory
-from hindsight_lg.memory.recall import RecallResult
+from hindsight_lg.memory.recall.result import RecallResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -55,7 +55,7 @@ def _passphrase(args: argparse.Namespace) -> str | None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export one namespace."""
-    from hindsight_lg.memory.portability import export_namespace
+    from hindsight_lg.memory.transfer.portability import export_namespace
 
     secret = _passphrase(args)
     with open_memory(args) as memory:
@@ -84,7 +84,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import an export file (validated whole before anything is written)."""
-    from hindsight_lg.memory.portability import import_namespace
+    from hindsight_lg.memory.transfer.portability import import_namespace
 
     secret = _passphrase(args)
     try:
@@ -101,8 +101,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete a namespace's records, edges, audit and spooled captures."""
-    from hindsight_lg.memory.erasure import forget_namespace
-    from hindsight_lg.memory.spool import Spool
+    from hindsight_lg.memory.capture.spool import Spool
+    from hindsight_lg.memory.lifecycle.erasure import forget_namespace
 
     if not args.yes and input(f"erase everything of {args.namespace!r}? [y/N] ") != "y":
         return 1

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from hindsight_lg._text import approx_tokens, terms
+from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.bench.locomo import DialogueTurn
 from hindsight_lg.embeddings.base import Embedder
-from hindsight_lg.store._lexical import bm25_scores
 
 BASELINES = ("dense", "bm25", "hybrid")
 RRF_K = 60

@@ -39,7 +39,7 @@ class LocomoConfig:
 
 def _open_memory(uri: str, embedder: Any, folder: Path, index: int) -> Any:
     from hindsight_lg import HindsightMemory
-    from hindsight_lg.store.memory import InMemoryBackend
+    from hindsight_lg.backends.memory import InMemoryBackend
 
     if uri == ":memory:":
         return HindsightMemory(InMemoryBackend(), embedder)

@@ -21,10 +21,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from hindsight_lg.backends.base import Where
 from hindsight_lg.bench.report import plot_lines
 from hindsight_lg.bench.runner import machine
-from hindsight_lg.memory.model import Edge, EdgeType, Kind, MemoryRecord
-from hindsight_lg.store.base import Where
+from hindsight_lg.model import Edge, EdgeType, Kind, MemoryRecord
 
 WORDS = (
     "hiking berlin redis tea coffee paris lisbon wedding flight project launch dog "
@@ -206,9 +206,9 @@ def measure(
 ) -> ScaleRow:
     """Build ``size`` memories in a fresh Milvus Lite file and time capture and recall."""
     from hindsight_lg import HindsightMemory
+    from hindsight_lg.backends.cached import with_read_cache
+    from hindsight_lg.backends.milvus import MilvusBackend
     from hindsight_lg.embeddings import embedder_from_name
-    from hindsight_lg.store.cached import with_read_cache
-    from hindsight_lg.store.milvus import MilvusBackend
 
     row = ScaleRow(size)
     db = folder / f"scale-{size}"

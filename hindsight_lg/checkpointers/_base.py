@@ -36,9 +36,9 @@ from langgraph.checkpoint.base import (
 )
 
 from hindsight_lg import telemetry
+from hindsight_lg._messages import message_key, plain_messages
+from hindsight_lg.identity import Identity, find_identity
 from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.memory.worker import message_key, plain_messages
-from hindsight_lg.nodes._run import Identity, find_identity
 
 
 class BaseHindsightSaver(BaseCheckpointSaver[Any]):
@@ -165,7 +165,7 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
     ) -> RunnableConfig:
         who = self._who(config, new_versions)
         if who is not None and self._needs_seed(who):
-            parent = self.inner.get_tuple(config) if _has_parent(config) else None
+            parent = self.inner.get_tuple(config) if has_parent(config) else None
             self._seed(who, parent)
         saved = self.inner.put(config, checkpoint, metadata, new_versions)
         if who is not None:
@@ -248,5 +248,5 @@ def _channel_messages(checkpoint: Checkpoint) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else []
 
 
-def _has_parent(config: RunnableConfig) -> bool:
+def has_parent(config: RunnableConfig) -> bool:
     return bool((config.get("configurable") or {}).get("checkpoint_id"))

@@ -14,7 +14,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
-from hindsight_lg.checkpointers._base import BaseHindsightSaver, _has_parent
+from hindsight_lg.checkpointers._base import BaseHindsightSaver, has_parent
 
 
 class AsyncHindsightSaver(BaseHindsightSaver):
@@ -58,9 +58,7 @@ class AsyncHindsightSaver(BaseHindsightSaver):
     ) -> RunnableConfig:
         who = self._who(config, new_versions)
         if who is not None and self._needs_seed(who):
-            parent = (
-                await self.inner.aget_tuple(config) if _has_parent(config) else None
-            )
+            parent = await self.inner.aget_tuple(config) if has_parent(config) else None
             self._seed(who, parent)
         saved = await self.inner.aput(config, checkpoint, metadata, new_versions)
         if who is not None:

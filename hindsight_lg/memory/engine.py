@@ -1,52 +1,76 @@
-"""``HindsightMemory``: the engine users hold. Capture, recall, inspect, close."""
+"""``HindsightMemory``: the engine users hold. Capture, recall, inspect, close.
+
+The engine is a facade over three collaborators: a :class:`Writer` (capture),
+a :class:`Searcher` (recall) and a :class:`Lifecycle` (update, decay,
+consolidate, forget). Every public method has an async twin by name
+(``recall``/``arecall``) that runs the store I/O in a worker thread.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import enum
 import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, Final
 
 from hindsight_lg import telemetry
+from hindsight_lg._messages import plain_messages
+from hindsight_lg.backends import (
+    MemoryBackend,
+    Where,
+    check_namespace,
+    open_backend,
+    with_read_cache,
+)
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
-from hindsight_lg.memory._durable import SpooledCapture
-from hindsight_lg.memory._lifecycle_ops import LifecycleOps
-from hindsight_lg.memory._recall_paths import Searcher
+from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory.capture import (
+    CaptureWorker,
     Extractor,
     Placement,
+    Spool,
+    SpooledCapture,
     Writer,
     to_turns,
 )
-from hindsight_lg.memory.model import (
-    CONTEXT_KEY,
+from hindsight_lg.memory.lifecycle import ClusterParams, Lifecycle, Progress
+from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall import RecallResult, Searcher
+from hindsight_lg.model import (
     AuditEntry,
     Edge,
+    Kind,
     MemoryRecord,
     Scope,
+    SourceKind,
+    Tier,
     now_ts,
 )
-from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall import RecallResult
-from hindsight_lg.memory.spool import Spool
-from hindsight_lg.memory.worker import CaptureWorker, plain_messages
-from hindsight_lg.store._traced import traced
-from hindsight_lg.store.base import MemoryBackend, Where, check_namespace
-from hindsight_lg.store.cached import with_read_cache
 
 _ALL_STATUSES = ("active", "cold", "superseded", "archived")
 
 
-class HindsightMemory(LifecycleOps):
+class DefaultTimeout(enum.Enum):
+    """The type of :data:`DEFAULT_TIMEOUT`."""
+
+    TIMEOUT = "the policy's recall_timeout_s"
+
+
+#: ``recall(timeout=DEFAULT_TIMEOUT)``: the policy's ``recall_timeout_s``.
+DEFAULT_TIMEOUT: Final = DefaultTimeout.TIMEOUT
+
+
+class HindsightMemory:
     """Long-term memory for agents: capture turns, recall by association.
 
     Args:
-        backend: where memories live (:class:`~hindsight_lg.store.milvus.MilvusBackend`
+        backend: where memories live (:class:`~hindsight_lg.backends.milvus.MilvusBackend`
             or the in-memory reference backend).
         embedder: dense embedding model; see :func:`~hindsight_lg.embeddings.default_embedder`.
         policy: every tunable; defaults are the design's seed values.
@@ -55,8 +79,8 @@ class HindsightMemory(LifecycleOps):
         clock: returns "now" as POSIX seconds; inject one for deterministic tests.
         owns_backend: close the backend in :meth:`close` (``from_uri`` sets it).
         cache: serve reads other than dense search from a write-through
-            namespace cache (:mod:`hindsight_lg.store.cached`).
-        spool: a :class:`~hindsight_lg.memory.spool.Spool` or its file path:
+            namespace cache (:mod:`hindsight_lg.backends.cached`).
+        spool: a :class:`~hindsight_lg.memory.capture.spool.Spool` or its file path:
             captures are acknowledged once fsync'd there and replayed after a
             crash or a store outage (see ``docs/reliability.md``).
 
@@ -91,7 +115,7 @@ class HindsightMemory(LifecycleOps):
         self.clock = clock
         self._owns_backend = owns_backend
         # Recall and capture reach the store through a wrapper that gives each
-        # store call its own span; self.backend stays the raw backend.
+        # store call its own span; self.backend is the (cached) backend itself.
         self._writer = Writer(
             traced(self.backend), self.embedder, self.policy, self._extractor()
         )
@@ -99,6 +123,15 @@ class HindsightMemory(LifecycleOps):
             traced(self.backend), self.embedder, self.policy, reranker
         )
         self._write_lock = threading.RLock()
+        self.lifecycle = Lifecycle(
+            self.backend,
+            self.embedder,
+            self.policy,
+            llm=llm,
+            clock=clock,
+            write_lock=self._write_lock,
+            writer=self._writer,
+        )
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
         self.worker = CaptureWorker(self.capture)
         self._new_episodes: Counter[str] = Counter()
@@ -126,14 +159,7 @@ class HindsightMemory(LifecycleOps):
         The returned memory owns its backend: :meth:`close` closes it.
         """
         chosen = default_embedder(embedder)
-        if uri == ":memory:":
-            from hindsight_lg.store.memory import InMemoryBackend
-
-            backend: MemoryBackend = InMemoryBackend()
-        else:
-            from hindsight_lg.store.milvus import MilvusBackend
-
-            backend = MilvusBackend(uri, token=token, prefix=prefix)
+        backend = open_backend(uri, token=token, prefix=prefix)
         return cls(backend, chosen, owns_backend=True, **kwargs)
 
     def setup(self) -> None:
@@ -143,7 +169,7 @@ class HindsightMemory(LifecycleOps):
     def _extractor(self) -> Extractor | None:
         if self.llm is None:
             return None
-        from hindsight_lg.memory.extract import llm_extractor
+        from hindsight_lg.memory.capture.extract import llm_extractor
 
         return llm_extractor(self.llm)
 
@@ -248,10 +274,31 @@ class HindsightMemory(LifecycleOps):
             self._pool.submit(self.consolidate, namespace)
 
     async def acapture(
-        self, messages_or_text: Any, **kwargs: Any
+        self,
+        messages_or_text: Any,
+        *,
+        namespace: str,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        speaker: str | None = None,
+        event_time: float | None = None,
+        source_ids: Sequence[str] | None = None,
+        scope: Scope | str = Scope.PRIVATE,
+        capture_id: str | None = None,
     ) -> list[MemoryRecord]:
         """Async twin of :meth:`capture` (runs the store I/O in a worker thread)."""
-        return await asyncio.to_thread(self.capture, messages_or_text, **kwargs)
+        return await asyncio.to_thread(
+            self.capture,
+            messages_or_text,
+            namespace=namespace,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            speaker=speaker,
+            event_time=event_time,
+            source_ids=source_ids,
+            scope=scope,
+            capture_id=capture_id,
+        )
 
     def submit(
         self,
@@ -307,7 +354,7 @@ class HindsightMemory(LifecycleOps):
         agent_id: str | None = None,
         context: Sequence[str] = (),
         include_experience: bool = False,
-        timeout: float | None = -1.0,
+        timeout: float | None | DefaultTimeout = DEFAULT_TIMEOUT,
     ) -> RecallResult:
         """Recall memories relevant to ``query``, fitted to a token budget.
 
@@ -320,8 +367,8 @@ class HindsightMemory(LifecycleOps):
             agent_id: the reading agent (private memories of others stay hidden).
             context: recent messages, used to extract extra probes.
             include_experience: also return unconfirmed experience lessons.
-            timeout: seconds before giving up with an empty result (``None``: wait;
-                default: the policy's ``recall_timeout_s``).
+            timeout: seconds before giving up with an empty result (``None``:
+                wait; :data:`DEFAULT_TIMEOUT`: the policy's ``recall_timeout_s``).
 
         Returns:
             A :class:`RecallResult`; empty (with ``timed_out``) past the deadline.
@@ -334,7 +381,7 @@ class HindsightMemory(LifecycleOps):
         )
         if budget <= 0:
             raise ValueError("budget_tokens must be positive")
-        limit = self.policy.recall_timeout_s if timeout == -1.0 else timeout
+        limit = self.policy.recall_timeout_s if timeout is DEFAULT_TIMEOUT else timeout
         call = (
             query,
             namespace,
@@ -388,9 +435,32 @@ class HindsightMemory(LifecycleOps):
                 query=call[0], memories=[], budget_tokens=call[2], timed_out=True
             )
 
-    async def arecall(self, query: str, **kwargs: Any) -> RecallResult:
+    async def arecall(
+        self,
+        query: str,
+        *,
+        namespace: str,
+        budget_tokens: int | None = None,
+        k: int | None = None,
+        explain: bool = False,
+        agent_id: str | None = None,
+        context: Sequence[str] = (),
+        include_experience: bool = False,
+        timeout: float | None | DefaultTimeout = DEFAULT_TIMEOUT,
+    ) -> RecallResult:
         """Async twin of :meth:`recall`."""
-        return await asyncio.to_thread(self.recall, query, **kwargs)
+        return await asyncio.to_thread(
+            self.recall,
+            query,
+            namespace=namespace,
+            budget_tokens=budget_tokens,
+            k=k,
+            explain=explain,
+            agent_id=agent_id,
+            context=context,
+            include_experience=include_experience,
+            timeout=timeout,
+        )
 
     def get(self, namespace: str, memory_id: str) -> MemoryRecord | None:
         """One memory by id (any status), or ``None``."""
@@ -440,6 +510,169 @@ class HindsightMemory(LifecycleOps):
         """Every namespace holding memories."""
         return self.backend.namespaces()
 
+    # -- lifecycle (delegated to self.lifecycle) ----------------------------
+
+    def update(
+        self,
+        namespace: str,
+        memory_id: str,
+        *,
+        expected_version: int | None = None,
+        **changes: Any,
+    ) -> MemoryRecord:
+        """Change fields of a memory, with compare-and-swap on its version.
+
+        See :meth:`Lifecycle.update <hindsight_lg.memory.lifecycle.Lifecycle.update>`.
+        """
+        return self.lifecycle.update(
+            namespace, memory_id, expected_version=expected_version, **changes
+        )
+
+    async def aupdate(
+        self,
+        namespace: str,
+        memory_id: str,
+        *,
+        expected_version: int | None = None,
+        **changes: Any,
+    ) -> MemoryRecord:
+        """Async twin of :meth:`update`."""
+        return await asyncio.to_thread(
+            self.update,
+            namespace,
+            memory_id,
+            expected_version=expected_version,
+            **changes,
+        )
+
+    def remember(
+        self,
+        content: str,
+        *,
+        namespace: str,
+        kind: Kind | str = Kind.FACT,
+        importance: float | None = None,
+        confidence: float | None = None,
+        agent_id: str | None = None,
+        scope: Scope | str = Scope.PRIVATE,
+        meta: dict[str, Any] | None = None,
+        source_ids: Sequence[str] | None = None,
+        entities: Sequence[str] = (),
+        tier: Tier | str | None = None,
+        source_kind: SourceKind | str = SourceKind.AGENT_INFERRED,
+    ) -> MemoryRecord:
+        """Write one memory as given, without extraction, merging or supersession.
+
+        See :meth:`Lifecycle.remember <hindsight_lg.memory.lifecycle.Lifecycle.remember>`.
+        """
+        return self.lifecycle.remember(
+            content,
+            namespace=namespace,
+            kind=kind,
+            importance=importance,
+            confidence=confidence,
+            agent_id=agent_id,
+            scope=scope,
+            meta=meta,
+            source_ids=source_ids,
+            entities=entities,
+            tier=tier,
+            source_kind=source_kind,
+        )
+
+    async def aremember(
+        self,
+        content: str,
+        *,
+        namespace: str,
+        kind: Kind | str = Kind.FACT,
+        importance: float | None = None,
+        confidence: float | None = None,
+        agent_id: str | None = None,
+        scope: Scope | str = Scope.PRIVATE,
+        meta: dict[str, Any] | None = None,
+        source_ids: Sequence[str] | None = None,
+        entities: Sequence[str] = (),
+        tier: Tier | str | None = None,
+        source_kind: SourceKind | str = SourceKind.AGENT_INFERRED,
+    ) -> MemoryRecord:
+        """Async twin of :meth:`remember`."""
+        return await asyncio.to_thread(
+            self.remember,
+            content,
+            namespace=namespace,
+            kind=kind,
+            importance=importance,
+            confidence=confidence,
+            agent_id=agent_id,
+            scope=scope,
+            meta=meta,
+            source_ids=source_ids,
+            entities=entities,
+            tier=tier,
+            source_kind=source_kind,
+        )
+
+    def put_record(
+        self,
+        record: MemoryRecord,
+        *,
+        op: str = "create",
+        detail: dict[str, Any] | None = None,
+    ) -> MemoryRecord:
+        """Store a record as given, replacing one with the same id.
+
+        For adapters that build records themselves (``HindsightStore``): the
+        write is embedded when ``record.dense`` is empty, locked, traced and
+        audited like any other.
+        """
+        return self.lifecycle.put(record.namespace, record, op=op, detail=detail)
+
+    def reinforce(self, namespace: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        """Mark memories as successfully used: stronger, longer-lived, more important."""
+        return self.lifecycle.reinforce(namespace, ids)
+
+    def weaken(
+        self, namespace: str, ids: Sequence[str], factor: float = 0.5
+    ) -> list[MemoryRecord]:
+        """Mark memories as misleading: less important, less trusted, faster fading."""
+        return self.lifecycle.weaken(namespace, ids, factor)
+
+    def restore(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Bring a cold or archived memory back to active."""
+        return self.lifecycle.restore(namespace, memory_id)
+
+    def decay(
+        self, namespace: str | None = None, now: float | None = None
+    ) -> dict[str, int]:
+        """Move weak memories to cold and weak cold ones to archived.
+
+        See :meth:`Lifecycle.decay <hindsight_lg.memory.lifecycle.Lifecycle.decay>`.
+        """
+        return self.lifecycle.decay(namespace, now)
+
+    def consolidate(
+        self,
+        namespace: str,
+        *,
+        params: ClusterParams | None = None,
+        progress: Progress | None = None,
+    ) -> list[MemoryRecord]:
+        """Cluster active episodes into semantic memories; episodes go cold."""
+        return self.lifecycle.consolidate(namespace, params=params, progress=progress)
+
+    async def aconsolidate(
+        self,
+        namespace: str,
+        *,
+        params: ClusterParams | None = None,
+        progress: Progress | None = None,
+    ) -> list[MemoryRecord]:
+        """Async twin of :meth:`consolidate`."""
+        return await asyncio.to_thread(
+            self.consolidate, namespace, params=params, progress=progress
+        )
+
     def forget(
         self,
         namespace: str,
@@ -458,60 +691,17 @@ class HindsightMemory(LifecycleOps):
         Returns:
             How many memories were deleted.
         """
-        check_namespace(namespace)
-        with (
-            telemetry.memory_span(
-                telemetry.FORGET, telemetry.DELETE_MEMORY, namespace=namespace
-            ) as span,
-            self._write_lock,
-        ):
-            whole_namespace = ids is None and thread_id is None
-            if ids is None:
-                where = Where(statuses=(*_ALL_STATUSES, "deleted"), thread_id=thread_id)
-                ids = [r.id for r in self.backend.query(namespace, where, limit=10**7)]
-            doomed = [] if whole_namespace else self.backend.get(namespace, list(ids))
-            # The writer's memo of each thread's last turn may hold what goes.
-            self._writer.forget_turns(namespace)
-            n = self.backend.delete(namespace, list(ids))
-            self.backend.delete_edges(namespace, list(ids))
-            self._scrub_turn_context(namespace, doomed)
-            self.backend.purge_audit(namespace, None if whole_namespace else list(ids))
-            self.backend.flush()
-            span.set_attribute("hindsight.count", n)
-            return n
+        return self.lifecycle.forget(namespace, ids, thread_id=thread_id)
 
-    def _scrub_turn_context(
-        self, namespace: str, doomed: Sequence[MemoryRecord]
-    ) -> None:
-        """Drop the lexical context that holds a forgotten memory's words.
-
-        Events carry the rest of their turn, and answers the question they
-        answer, as lexical context (``meta["context"]``), so a forgotten
-        sentence would live on in other records' index text. Those records
-        share its thread and come at or after its time: their context goes
-        when it holds the forgotten text or the record is a sibling (same
-        time), whose context is the rest of the same turn.
-        """
-        by_thread: dict[str, list[MemoryRecord]] = {}
-        for gone in doomed:
-            by_thread.setdefault(gone.thread_id, []).append(gone)
-        changed: dict[str, MemoryRecord] = {}
-        for thread_id, gone_here in by_thread.items():
-            # One read per thread, from its earliest forgotten memory on.
-            since = min(g.event_time for g in gone_here)
-            where = Where(statuses=_ALL_STATUSES, thread_id=thread_id, since=since)
-            for other in self.backend.query(namespace, where, limit=10_000):
-                context = other.meta.get(CONTEXT_KEY)
-                if isinstance(context, str) and any(
-                    _holds(other, context, g) for g in gone_here
-                ):
-                    changed[other.id] = other
-        if not changed:
-            return
-        full = self.backend.get(namespace, list(changed), vectors=True)
-        for record in full:
-            record.meta.pop(CONTEXT_KEY, None)
-        self.backend.upsert(namespace, full)
+    async def aforget(
+        self,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        thread_id: str | None = None,
+    ) -> int:
+        """Async twin of :meth:`forget`."""
+        return await asyncio.to_thread(self.forget, namespace, ids, thread_id=thread_id)
 
     # -- lifecycle of the object -------------------------------------------
 
@@ -519,6 +709,10 @@ class HindsightMemory(LifecycleOps):
         """Wait for queued captures, then make every write durable and searchable."""
         self.worker.flush()
         self.backend.flush()
+
+    async def aflush(self) -> None:
+        """Async twin of :meth:`flush`."""
+        await asyncio.to_thread(self.flush)
 
     def close(self) -> None:
         """Drain queued captures, stop workers, close the backend if owned."""
@@ -536,12 +730,3 @@ class HindsightMemory(LifecycleOps):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _holds(other: MemoryRecord, context: str, gone: MemoryRecord) -> bool:
-    """Whether ``other``'s lexical context came from ``gone``'s turn or text."""
-    if other.event_time < gone.event_time:
-        return False
-    return (
-        other.event_time == gone.event_time or " ".join(gone.content.split()) in context
-    )

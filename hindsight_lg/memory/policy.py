@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hindsight_lg.memory.model import Kind
+from hindsight_lg.model import Kind
 
 
 def _half_lives() -> dict[Kind, float]:

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, NotRequired
 
 from langgraph.graph import MessagesState
 
+from hindsight_lg.identity import Identity, find_identity, require_identity
 from hindsight_lg.nodes._core import (
     capture_node,
     memory_message,
     recall_node,
     reflect_node,
 )
-from hindsight_lg.nodes._run import Identity, find_identity, require_identity
 from hindsight_lg.nodes.graph import add_hindsight
 
 if TYPE_CHECKING:

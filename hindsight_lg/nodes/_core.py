@@ -18,24 +18,27 @@ from langchain_core.messages import RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from hindsight_lg.memory._messages import (
+from hindsight_lg._messages import role, text_of
+from hindsight_lg.identity import Identity, require_identity
+from hindsight_lg.memory.engine import DEFAULT_TIMEOUT, DefaultTimeout, HindsightMemory
+from hindsight_lg.memory.lifecycle.reflect import (
+    Reflection,
+    areflect,
+    reflect,
+    reflect_later,
+)
+from hindsight_lg.memory.recall.result import RecallResult
+from hindsight_lg.nodes._run import (
+    RecallNote,
+    ledger_for,
+    reflection_args,
+    without_turn,
+)
+from hindsight_lg.nodes._turns import (
     EPHEMERAL_PREFIX,
     current_turn,
     is_ephemeral,
     latest_user_text,
-    role,
-    text_of,
-)
-from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.memory.recall import RecallResult
-from hindsight_lg.memory.reflect import Reflection, areflect, reflect, reflect_later
-from hindsight_lg.nodes._run import (
-    Identity,
-    RecallNote,
-    ledger_for,
-    reflection_args,
-    require_identity,
-    without_turn,
 )
 
 Into = Literal["messages", "state"]
@@ -181,7 +184,7 @@ def recall_node(
     k: int | None = None,
     include_experience: bool = False,
     agent_id: str | None = None,
-    timeout: float | None = -1.0,
+    timeout: float | None | DefaultTimeout = DEFAULT_TIMEOUT,
     position: Position = "after",
 ) -> Node:
     """A node that recalls memories for the latest user message.
@@ -305,7 +308,7 @@ def reflect_node(
     agent_id: str | None = None,
     mode: ReflectMode = "background",
 ) -> Node:
-    """A node that reflects on the finished run (see :mod:`hindsight_lg.memory.reflect`).
+    """A node that reflects on the finished run (see :mod:`hindsight_lg.memory.lifecycle.reflect`).
 
     Args:
         memory: the engine to judge and update.

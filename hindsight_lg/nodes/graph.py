@@ -8,7 +8,6 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
-from hindsight_lg.memory._messages import is_final_answer
 from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.nodes._core import (
     Into,
@@ -18,6 +17,7 @@ from hindsight_lg.nodes._core import (
     recall_node,
     reflect_node,
 )
+from hindsight_lg.nodes._turns import is_final_answer
 
 RECALL, CAPTURE, REFLECT = "hindsight_recall", "hindsight_capture", "hindsight_reflect"
 

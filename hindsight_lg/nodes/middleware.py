@@ -24,18 +24,23 @@ from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from hindsight_lg.memory._messages import current_turn, latest_user_text, text_of
+from hindsight_lg._messages import text_of
+from hindsight_lg.identity import Identity, require_identity
 from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.memory.recall import RecallResult
-from hindsight_lg.memory.reflect import Reflection, areflect, reflect, reflect_later
+from hindsight_lg.memory.lifecycle.reflect import (
+    Reflection,
+    areflect,
+    reflect,
+    reflect_later,
+)
+from hindsight_lg.memory.recall.result import RecallResult
 from hindsight_lg.nodes._run import (
-    Identity,
     RecallNote,
     ledger_for,
     reflection_args,
-    require_identity,
     without_turn,
 )
+from hindsight_lg.nodes._turns import current_turn, latest_user_text
 
 
 class HindsightAgentState(AgentState[Any]):

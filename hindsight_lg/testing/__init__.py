@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.embeddings.hashing import HashingEmbedder
-from hindsight_lg.store.memory import InMemoryBackend
 from hindsight_lg.testing.chat import FakeToolChatModel, echo_memories, tool_call
 
 

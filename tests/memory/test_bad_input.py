@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 
 from hindsight_lg import EmbeddingMismatch, HindsightMemory, Kind
-from hindsight_lg.store.base import MemoryBackend
+from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 
 TRIP = "帮我查一下上海明天的天气，另外我下周三要去上海出差，记得提醒我带伞"

@@ -6,14 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hindsight_lg import HindsightMemory, MemoryRecord, Policy
+from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder
-from hindsight_lg.memory.recall import (
+from hindsight_lg.memory.recall.result import (
     Candidate,
     build_probe,
     mark_speakers,
     similarity,
 )
-from hindsight_lg.store.memory import InMemoryBackend
 from hindsight_lg.testing import FrozenClock, HashingEmbedder
 
 TURNS = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight_lg.memory.encode import classify, entities, extract, salience
-from hindsight_lg.memory.model import Kind, SourceKind
+from hindsight_lg.memory.capture.encode import classify, entities, extract, salience
+from hindsight_lg.model import Kind, SourceKind
 
 REF = 1_686_756_600.0
 

@@ -13,9 +13,13 @@ from langchain_core.runnables import RunnableLambda
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.cli import COMMANDS, main
-from hindsight_lg.memory.extract import ExtractedTurn, llm_extractor, parse_extraction
-from hindsight_lg.memory.model import MemoryRecord
-from hindsight_lg.memory.reflect import ReflectionAnswer, _llm_answer
+from hindsight_lg.memory.capture.extract import (
+    ExtractedTurn,
+    llm_extractor,
+    parse_extraction,
+)
+from hindsight_lg.memory.lifecycle.reflect import ReflectionAnswer, _llm_answer
+from hindsight_lg.model import MemoryRecord
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 
 TURN = "I prefer green tea, and remind me to call Anna on Friday"

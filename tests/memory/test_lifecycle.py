@@ -14,7 +14,7 @@ from hindsight_lg import (
     Policy,
     Status,
 )
-from hindsight_lg.memory import lifecycle
+from hindsight_lg.memory.lifecycle import strength as lifecycle
 from hindsight_lg.testing import FrozenClock
 
 DAY = 86400.0

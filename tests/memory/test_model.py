@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight_lg.memory.model import (
+from hindsight_lg.model import (
     AuditEntry,
     Edge,
     EdgeType,

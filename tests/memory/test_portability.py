@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from hindsight_lg import HindsightMemory
 from hindsight_lg.cli import main
 from hindsight_lg.errors import ConflictError
-from hindsight_lg.memory.erasure import forget_namespace
-from hindsight_lg.memory.model import Kind, MemoryRecord, Scope, Status
-from hindsight_lg.memory.portability import export_namespace, import_namespace
-from hindsight_lg.memory.spool import Spool
+from hindsight_lg.memory.capture.spool import Spool
+from hindsight_lg.memory.lifecycle.erasure import forget_namespace
+from hindsight_lg.memory.transfer.portability import export_namespace, import_namespace
+from hindsight_lg.model import Kind, MemoryRecord, Scope, Status
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
@@ -62,7 +62,7 @@ def test_export_import_restores_exactly(
 
 
 def _all():  # type: ignore[no-untyped-def]
-    from hindsight_lg.store.base import Where
+    from hindsight_lg.backends.base import Where
 
     return Where(statuses=())
 

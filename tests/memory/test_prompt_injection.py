@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.memory.recall import HEADER
+from hindsight_lg.memory.recall.result import HEADER
 from hindsight_lg.nodes._core import memory_message
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 

@@ -6,16 +6,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hindsight_lg._text import focused_summary, summarize, terms
-from hindsight_lg.memory.encode import extract
-from hindsight_lg.memory.model import MemoryRecord
+from hindsight_lg.memory.capture.encode import extract
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall import (
+from hindsight_lg.memory.recall.result import (
     Candidate,
     assemble,
     fuse_ranks,
     novel_first,
     render_line,
 )
+from hindsight_lg.model import MemoryRecord
 
 
 def _record(text: str, *sources: str) -> MemoryRecord:

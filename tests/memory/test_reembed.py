@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from hindsight_lg import EmbeddingMismatch, HindsightMemory
-from hindsight_lg.memory.reembed import next_prefix, reembed
-from hindsight_lg.store.base import Where
-from hindsight_lg.store.milvus import MilvusBackend
+from hindsight_lg.backends.base import Where
+from hindsight_lg.backends.milvus import MilvusBackend
+from hindsight_lg.backends.milvus.generations import next_prefix
+from hindsight_lg.memory.transfer.reembed import reembed
 from hindsight_lg.testing import HashingEmbedder
 
 TURNS = [

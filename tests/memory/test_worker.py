@@ -9,7 +9,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.memory.worker import CaptureWorker, message_key, plain_messages
+from hindsight_lg._messages import message_key, plain_messages
+from hindsight_lg.memory.capture.worker import CaptureWorker
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 
@@ -103,8 +104,8 @@ def test_plain_messages_are_json_ready_and_skip_system() -> None:
         [SystemMessage("sys"), HumanMessage("hi", id="h1"), AIMessage("yo", id="a1")]
     )
     assert plain == [
-        {"role": "user", "content": "hi", "id": "h1"},
-        {"role": "assistant", "content": "yo", "id": "a1"},
+        {"role": "human", "content": "hi", "id": "h1"},
+        {"role": "ai", "content": "yo", "id": "a1"},
     ]
     assert message_key({"role": "user", "content": "hi"}).startswith("sha1:")
 

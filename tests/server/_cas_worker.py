@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 
 from hindsight_lg import HindsightMemory
+from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.errors import ConflictError
-from hindsight_lg.store.milvus import MilvusBackend
 from hindsight_lg.testing import HashingEmbedder
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_lg.store.milvus import MilvusBackend
+from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.testing import HashingEmbedder
 
 # Every Milvus component picks "the first unicastable address" unless told:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from hindsight_lg import HindsightMemory
+from hindsight_lg.backends.milvus import MilvusBackend
+from hindsight_lg.backends.milvus._lease import MilvusLeases, Ticket, _digest
 from hindsight_lg.errors import StoreTimeout
-from hindsight_lg.memory.model import EdgeType
-from hindsight_lg.store.lease import MilvusLeases, Ticket, _digest, server_leases
-from hindsight_lg.store.milvus import MilvusBackend
+from hindsight_lg.model import EdgeType
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,9 +34,12 @@ def second_backend(milvus_server_uri: str) -> Iterator[MilvusBackend]:
 
 
 def test_only_servers_get_leases(server_backend: MilvusBackend) -> None:
-    """Leases guard server backends; single-process backends need none."""
-    assert isinstance(server_leases(server_backend), MilvusLeases)
-    assert server_leases(InMemoryBackend()) is None
+    """A server's exclusive section is a lease; single-process backends need none."""
+    from contextlib import nullcontext
+
+    with server_backend.exclusive("u1", "x"):
+        assert server_backend._leases is not None
+    assert isinstance(InMemoryBackend().exclusive("u1", "x"), nullcontext)
 
 
 def test_a_choosing_ticket_or_a_smaller_number_goes_first() -> None:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from hindsight_lg.store.milvus import MilvusBackend
+from hindsight_lg.backends.milvus import MilvusBackend
+from hindsight_lg.testing.backend_contract import BackendContract
 from tests.memory.test_acceptance import *  # noqa: F403
-from tests.store.test_contract import *  # noqa: F403
+
+
+class TestServerBackend(BackendContract):
+    """The shipped contract on the server (``backend`` from ``conftest.py``)."""
+
 
 # Lite- and in-memory-specific checks stay in their own modules.
-del test_in_memory_backend_rejects_another_model_once_it_holds_vectors  # noqa: F821
-del test_milvus_rejects_another_model  # noqa: F821
-del test_milvus_edges_of_a_frontier_take_one_query  # noqa: F821
-del test_second_process_on_a_lite_file_gets_store_locked  # noqa: F821
 del test_acceptance_examples_with_minilm_on_milvus_lite  # noqa: F821
 del test_minilm_recall_finds_a_paraphrase  # noqa: F821
 

@@ -1,0 +1,89 @@
+"""Storage behind a small protocol: Milvus (Lite file or server URI) and in-memory.
+
+The storage layer knows the data model (:mod:`hindsight_lg.model`) and nothing
+above it. The engine reaches a concrete backend only through the factories
+here (:func:`open_backend`, :func:`copy_generation`), which import Milvus on
+first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from hindsight_lg.backends.base import (
+    Capabilities,
+    CopyReport,
+    Hit,
+    MemoryBackend,
+    Where,
+    check_namespace,
+    visible_to,
+)
+from hindsight_lg.backends.cached import CachedBackend, with_read_cache
+from hindsight_lg.backends.memory import InMemoryBackend
+
+if TYPE_CHECKING:
+    from hindsight_lg.backends.milvus.generations import Revector
+
+
+def open_backend(
+    uri: str, *, token: str = "", prefix: str = "hindsight"
+) -> MemoryBackend:
+    """The backend a URI names: ``:memory:``, a Milvus Lite file, or a server.
+
+    Args:
+        uri: ``":memory:"``, a file path, or ``http(s)://host:19530``.
+        token: server credentials (``user:password`` or an API key).
+        prefix: collection prefix, so several stores can share one server.
+    """
+    if uri == ":memory:":
+        return InMemoryBackend()
+    from hindsight_lg.backends.milvus import MilvusBackend
+
+    return MilvusBackend(uri, token=token, prefix=prefix)
+
+
+def copy_generation(
+    uri: str,
+    *,
+    dim: int,
+    model_id: str,
+    revector: Revector,
+    token: str = "",
+    prefix: str = "hindsight",
+    progress: Callable[[int, int], None] | None = None,
+) -> CopyReport:
+    """Copy a Milvus store into re-vectored collections and switch to them.
+
+    See :mod:`hindsight_lg.backends.milvus.generations`.
+    """
+    if uri == ":memory:":
+        raise ValueError("re-embedding needs a Milvus store (a file or a server)")
+    from hindsight_lg.backends.milvus.generations import copy_generation as copy
+
+    return copy(
+        uri,
+        dim=dim,
+        model_id=model_id,
+        revector=revector,
+        token=token,
+        prefix=prefix,
+        progress=progress,
+    )
+
+
+__all__ = [
+    "CachedBackend",
+    "Capabilities",
+    "CopyReport",
+    "Hit",
+    "InMemoryBackend",
+    "MemoryBackend",
+    "Where",
+    "check_namespace",
+    "copy_generation",
+    "open_backend",
+    "visible_to",
+    "with_read_cache",
+]

@@ -1,0 +1,220 @@
+"""The storage protocol every backend implements, and the filter it understands.
+
+Every method takes the namespace (tenant) as its first argument: there is no
+way to read or write without one, so isolation holds by construction.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord, Scope
+
+_MAX_NAMESPACE = 256
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+
+
+def check_namespace(namespace: str) -> str:
+    """Validate a namespace; returns it unchanged.
+
+    Raises:
+        ValueError: empty, too long, or containing control, format or
+            surrogate characters.
+        TypeError: not a string.
+    """
+    if not isinstance(namespace, str):
+        raise TypeError(f"namespace must be a str, not {type(namespace).__name__}")
+    if not namespace or not namespace.strip():
+        raise ValueError("namespace must be a non-empty string (a user or tenant id)")
+    if len(namespace) > _MAX_NAMESPACE:
+        raise ValueError(f"namespace is longer than {_MAX_NAMESPACE} characters")
+    if any(unicodedata.category(ch) in _HIDDEN_CATEGORIES for ch in namespace):
+        # Control, format (bidi overrides, zero-width) and surrogate characters
+        # let two tenant ids look alike on screen while differing in storage.
+        raise ValueError(
+            "namespace must not contain control, format (e.g. right-to-left "
+            "override, zero-width) or surrogate characters"
+        )
+    return namespace
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """A conjunction of conditions on records, translated by each backend.
+
+    ``reader`` applies visibility: a private memory is seen only by the agent
+    that wrote it (or by everyone when it has no agent); team and global
+    memories are seen by every agent of the namespace.
+    """
+
+    statuses: tuple[str, ...] = ("active",)
+    kinds: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
+    ids: tuple[str, ...] = ()
+    thread_id: str | None = None
+    reader: str | None = None
+    since: float | None = None
+    until: float | None = None
+    min_strength: float | None = None
+
+    def matches(self, r: MemoryRecord) -> bool:
+        """Reference semantics, used by the in-memory backend and by tests."""
+        # StrEnum members compare equal to their values, so no .value lookups;
+        # `and` stops at the first failing condition.
+        return (
+            (not self.statuses or r.status in self.statuses)
+            and (not self.kinds or r.kind in self.kinds)
+            and (not self.tiers or r.tier in self.tiers)
+            and (not self.ids or r.id in self.ids)
+            and (self.thread_id is None or r.thread_id == self.thread_id)
+            and (self.since is None or r.event_time >= self.since)
+            and (self.until is None or r.event_time < self.until)
+            and (self.min_strength is None or r.strength >= self.min_strength)
+            and (self.reader is None or visible_to(r, self.reader))
+        )
+
+
+def visible_to(record: MemoryRecord, reader: str) -> bool:
+    """Whether agent ``reader`` may see ``record`` (namespace already matched)."""
+    if record.scope is not Scope.PRIVATE:
+        return True
+    return record.agent_id in ("", reader)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search result: the record and the path's raw score (higher is better)."""
+
+    record: MemoryRecord
+    score: float
+
+
+@dataclass
+class CopyReport:
+    """What a copy moved, and where the store now points."""
+
+    old_prefix: str
+    new_prefix: str
+    records: int = 0
+    edges: int = 0
+    audit: int = 0
+    namespaces: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can do natively; the engine adapts to the rest."""
+
+    bm25: bool = False
+    name: str = "unknown"
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class MemoryBackend(Protocol):
+    """Where memories, edges and the audit trail live.
+
+    Two implementations ship: :class:`~hindsight_lg.backends.milvus.MilvusBackend`
+    and the in-memory reference :class:`~hindsight_lg.backends.InMemoryBackend`.
+    Both pass the contract suite in :mod:`hindsight_lg.testing.backend_contract`,
+    which a third-party backend can run too.
+    """
+
+    capabilities: Capabilities
+
+    def setup(self, *, dim: int, model_id: str) -> None:
+        """Create collections/indexes if missing; check the embedding model matches."""
+        ...
+
+    def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
+        """Insert or replace records (by id) in ``namespace``."""
+        ...
+
+    def get(
+        self, namespace: str, ids: Sequence[str], *, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        """Records of ``namespace`` with these ids (any status), in no set order."""
+        ...
+
+    def query(
+        self, namespace: str, where: Where, *, limit: int = 1000, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        """Records matching ``where``, newest event first."""
+        ...
+
+    def search_dense(
+        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+    ) -> list[Hit]:
+        """Nearest records by cosine similarity (score in [-1, 1])."""
+        ...
+
+    def search_lexical(
+        self, namespace: str, terms: Sequence[str], where: Where, *, limit: int
+    ) -> list[Hit]:
+        """Best records by BM25 over their lexical terms (score >= 0)."""
+        ...
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        """Delete records for real; returns how many existed."""
+        ...
+
+    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        """Insert or replace edges (one per src, type, dst)."""
+        ...
+
+    def edges(
+        self, namespace: str, ids: Sequence[str], *, types: Sequence[EdgeType] = ()
+    ) -> list[Edge]:
+        """Edges touching any of ``ids`` (either end): one query per frontier."""
+        ...
+
+    def all_edges(self, namespace: str) -> list[Edge]:
+        """Every edge of a namespace (for caches and export; paged by the backend)."""
+        ...
+
+    def delete_edges(self, namespace: str, ids: Sequence[str]) -> int:
+        """Delete every edge touching ``ids``; returns how many."""
+        ...
+
+    def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:
+        """Append audit entries."""
+        ...
+
+    def audit(self, namespace: str, memory_id: str | None = None) -> list[AuditEntry]:
+        """Audit entries of the namespace (or of one memory), oldest first."""
+        ...
+
+    def purge_audit(
+        self, namespace: str, memory_ids: Sequence[str] | None = None
+    ) -> int:
+        """Delete audit entries of these memories (all of the namespace if None)."""
+        ...
+
+    def namespaces(self) -> list[str]:
+        """Every namespace holding at least one record."""
+        ...
+
+    def count(self, namespace: str, where: Where) -> int:
+        """How many records match."""
+        ...
+
+    def flush(self) -> None:
+        """Make recent writes durable and searchable."""
+        ...
+
+    def exclusive(self, namespace: str, resource: str) -> AbstractContextManager[None]:
+        """A ``with`` block no other process enters for the same resource.
+
+        The engine holds it around read-check-write sequences (compare-and-swap
+        updates, consolidation). Single-process backends return
+        ``contextlib.nullcontext()``: the engine's own lock already covers them.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections and files."""
+        ...

@@ -1,0 +1,281 @@
+"""A write-through namespace cache in front of a backend, so a recall costs one query.
+
+A recall runs several paths (dense, lexical, entity, recency, time, graph).
+Against Milvus each is a round trip, and Milvus Lite serves them one at a
+time. Only the dense search needs the vector index; the rest needs a
+namespace's records and edges, which are small (a user's memories) and change
+only through writes. So the first read of a namespace loads its records
+(without vectors) and edges once; later reads are served in-process, and
+writes through this wrapper update the cache as they reach the store.
+
+Staleness: Milvus Lite is single-process (its file is locked), so the cache is
+exact there. Against a server, other processes' writes show up after
+``ttl_s`` (default 10 s), when the namespace is loaded again.
+
+Example:
+    >>> from hindsight_lg.backends.memory import InMemoryBackend
+    >>> backend = CachedBackend(InMemoryBackend())
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+
+from hindsight_lg.backends._index import NamespaceIndex
+from hindsight_lg.backends.base import Hit, MemoryBackend, Where, check_namespace
+from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
+
+# One cache per backend object, kept beside it rather than on it: a backend is
+# the user's object, and engines sharing one must share its cache.
+_CACHES: weakref.WeakKeyDictionary[object, CachedBackend] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+class CachedBackend:
+    """Serves reads other than dense search from a per-namespace cache.
+
+    Args:
+        inner: the real backend; every write reaches it before the cache.
+        ttl_s: seconds before a cached namespace is reloaded (``None``: never,
+            right for single-process stores such as Milvus Lite).
+        max_records: namespaces larger than this are not cached (reads go to
+            ``inner``); least recently used namespaces are evicted beyond
+            ``max_cached``.
+        max_cached: how many namespaces to keep.
+        max_total_records: evict least recently used namespaces beyond this
+            many cached records in all (vectors are kept: about 1.5 KB each at
+            384 dimensions).
+    """
+
+    def __init__(
+        self,
+        inner: MemoryBackend,
+        *,
+        ttl_s: float | None = None,
+        max_records: int = 50_000,
+        max_cached: int = 256,
+        max_total_records: int = 200_000,
+    ) -> None:
+        self.inner = inner
+        self.capabilities = inner.capabilities
+        self.ttl_s = ttl_s
+        self.max_records = max_records
+        self.max_cached = max_cached
+        self.max_total_records = max_total_records
+        self._spaces: OrderedDict[str, NamespaceIndex | None] = OrderedDict()
+        self._lock = threading.RLock()
+
+    def _space(self, namespace: str) -> NamespaceIndex | None:
+        check_namespace(namespace)
+        with self._lock:
+            if namespace in self._spaces and self._fresh(self._spaces[namespace]):
+                self._spaces.move_to_end(namespace)
+                return self._spaces[namespace]
+            space = self._load(namespace)
+            self._spaces[namespace] = space
+            while len(self._spaces) > self.max_cached or (
+                len(self._spaces) > 1 and self._rows() > self.max_total_records
+            ):
+                self._spaces.popitem(last=False)
+            return space
+
+    def _rows(self) -> int:
+        return sum(len(s.records) for s in self._spaces.values() if s is not None)
+
+    def _fresh(self, space: NamespaceIndex | None) -> bool:
+        # An uncacheable (too large) namespace is remembered as None; it is
+        # checked again after the TTL like any other.
+        if self.ttl_s is None:
+            return True
+        loaded = space.loaded_at if space is not None else 0.0
+        return time.monotonic() - loaded < self.ttl_s
+
+    def _load(self, namespace: str) -> NamespaceIndex | None:
+        rows = self.inner.query(
+            namespace, Where(statuses=()), limit=self.max_records + 1, vectors=True
+        )
+        if len(rows) > self.max_records:
+            return None
+        space = NamespaceIndex(loaded_at=time.monotonic(), keep_vectors=True)
+        for r in rows:
+            space.put(r)
+        for e in self.inner.all_edges(namespace):
+            space.link(e)
+        return space
+
+    def _loaded(self, namespace: str) -> NamespaceIndex | None:
+        with self._lock:
+            space = self._spaces.get(namespace)
+            return space if isinstance(space, NamespaceIndex) else None
+
+    def invalidate(self, namespace: str | None = None) -> None:
+        """Forget cached state (one namespace, or all)."""
+        with self._lock:
+            if namespace is None:
+                self._spaces.clear()
+            else:
+                self._spaces.pop(namespace, None)
+
+    # -- writes: store first, then cache -----------------------------------
+
+    def setup(self, *, dim: int, model_id: str) -> None:
+        self.inner.setup(dim=dim, model_id=model_id)
+        self.capabilities = self.inner.capabilities
+
+    def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
+        self.inner.upsert(namespace, records)
+        with self._lock:
+            if space := self._loaded(namespace):
+                for r in records:
+                    space.put(r)
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        n = self.inner.delete(namespace, ids)
+        with self._lock:
+            if space := self._loaded(namespace):
+                for i in ids:
+                    space.drop(i)
+        return n
+
+    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        self.inner.add_edges(namespace, edges)
+        with self._lock:
+            if space := self._loaded(namespace):
+                for e in edges:
+                    space.link(e)
+
+    def delete_edges(self, namespace: str, ids: Sequence[str]) -> int:
+        n = self.inner.delete_edges(namespace, ids)
+        with self._lock:
+            if space := self._loaded(namespace):
+                for i in ids:
+                    space.unlink(i)
+        return n
+
+    # -- reads -------------------------------------------------------------
+
+    def get(
+        self, namespace: str, ids: Sequence[str], *, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        space = None if vectors else self._space(namespace)
+        if space is None:
+            return self.inner.get(namespace, ids, vectors=vectors)
+        with self._lock:
+            return [
+                space.records[i].replace()
+                for i in dict.fromkeys(ids)
+                if i in space.records
+            ]
+
+    def query(
+        self, namespace: str, where: Where, *, limit: int = 1000, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        space = None if vectors else self._space(namespace)
+        if space is None:
+            return self.inner.query(namespace, where, limit=limit, vectors=vectors)
+        with self._lock:
+            rows = space.newest(where, limit)
+        return [r.replace() for r in rows]
+
+    def search_dense(
+        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+    ) -> list[Hit]:
+        return self.inner.search_dense(namespace, vector, where, limit=limit)
+
+    def search_dense_local(
+        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+    ) -> list[Hit]:
+        """Exact cosine search over the cached vectors, without a store round trip.
+
+        Used by the write path's near-duplicate and conflict check, which runs
+        once per captured event; falls back to the store for uncached namespaces.
+        """
+        space = self._space(namespace)
+        if space is None:
+            return self.inner.search_dense(namespace, vector, where, limit=limit)
+        with self._lock:
+            found = space.nearest(vector, where, limit)
+        return [Hit(r.replace(), score) for r, score in found]
+
+    def search_lexical(
+        self, namespace: str, terms: Sequence[str], where: Where, *, limit: int
+    ) -> list[Hit]:
+        space = self._space(namespace)
+        if space is None:
+            return self.inner.search_lexical(namespace, terms, where, limit=limit)
+        with self._lock:
+            hits = space.lexical(terms, where, limit)
+        return [Hit(r.replace(), s) for r, s in hits]
+
+    def edges(
+        self, namespace: str, ids: Sequence[str], *, types: Sequence[EdgeType] = ()
+    ) -> list[Edge]:
+        space = self._space(namespace)
+        if space is None:
+            return self.inner.edges(namespace, ids, types=types)
+        with self._lock:
+            found = {e.key: e for i in ids for e in space.adjacency.get(i, {}).values()}
+        return [e for e in found.values() if not types or e.type in types]
+
+    def all_edges(self, namespace: str) -> list[Edge]:
+        return self.inner.all_edges(namespace)
+
+    def count(self, namespace: str, where: Where) -> int:
+        space = self._space(namespace)
+        if space is None:
+            return self.inner.count(namespace, where)
+        with self._lock:
+            return sum(1 for r in space.records.values() if where.matches(r))
+
+    # -- pass-through ------------------------------------------------------
+
+    def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:
+        self.inner.append_audit(namespace, entries)
+
+    def audit(self, namespace: str, memory_id: str | None = None) -> list[AuditEntry]:
+        return self.inner.audit(namespace, memory_id)
+
+    def purge_audit(
+        self, namespace: str, memory_ids: Sequence[str] | None = None
+    ) -> int:
+        return self.inner.purge_audit(namespace, memory_ids)
+
+    def namespaces(self) -> list[str]:
+        return self.inner.namespaces()
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def exclusive(self, namespace: str, resource: str) -> AbstractContextManager[None]:
+        return self.inner.exclusive(namespace, resource)
+
+    def close(self) -> None:
+        self.invalidate()
+        self.inner.close()
+
+
+def with_read_cache(backend: MemoryBackend) -> MemoryBackend:
+    """``backend`` behind its :class:`CachedBackend`, unless caching gains nothing.
+
+    One cache per backend object, so engines sharing a backend see each
+    other's writes. The in-memory backend is its own cache. Milvus Lite is
+    single-process, so its cache never expires; a server's expires after 10 s.
+    Writes made on the raw backend directly bypass the cache: call
+    :meth:`CachedBackend.invalidate` after them.
+    """
+    from hindsight_lg.backends.memory import InMemoryBackend
+
+    if isinstance(backend, (CachedBackend, InMemoryBackend)):
+        return backend
+    with _CACHES_LOCK:
+        existing = _CACHES.get(backend)
+        if existing is None:
+            lite = bool(getattr(backend, "is_lite", False))
+            existing = CachedBackend(backend, ttl_s=None if lite else 10.0)
+            _CACHES[backend] = existing
+        return existing

@@ -1,0 +1,275 @@
+"""Background capture: a bounded queue drained by one daemon thread.
+
+Capture runs the whole write pipeline (extraction, embedding, dedupe, conflict
+checks), which takes milliseconds to seconds. Agents must not wait for it, so
+nodes, middleware and the bridging checkpointer hand a turn to
+:class:`CaptureWorker` and go on. A queue item is a plain dict of
+:meth:`~hindsight_lg.memory.engine.HindsightMemory.capture` keyword arguments
+(messages already turned into plain dicts), so it can be written to disk as
+JSON by a durable spool.
+
+The worker also keeps the set of message ids already handed to capture
+("claims"): the capture node, the middleware and the checkpointer share it,
+so a message reaches long-term memory once however many of them see it.
+
+Other writes that must not block a turn (reflection's reinforce / weaken /
+lesson) are queued as jobs on the same queue with :meth:`CaptureWorker.defer`:
+they run after the captures submitted before them, and ``flush()`` waits for
+them too.
+"""
+
+from __future__ import annotations
+
+import atexit
+import queue
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+
+from hindsight_lg import telemetry
+from hindsight_lg._messages import message_key
+from hindsight_lg.telemetry import parent_span
+
+CaptureFn = Callable[..., Any]
+_STOP = object()
+
+
+def _log(level: str, event: str, **fields: Any) -> None:
+    """Log without ever raising: a broken log sink must not kill the worker."""
+    try:
+        getattr(telemetry.get_logger(), level)(event, **fields)
+    except Exception:  # nothing better to do with a failing logger
+        pass
+
+
+class CaptureWorker:
+    """Runs captures on a daemon thread behind a bounded queue.
+
+    Args:
+        capture: called as ``capture(**item)`` for every queued item.
+        maxsize: queue bound; a full queue makes :meth:`submit` wait (back-pressure
+            beats dropping turns that were acknowledged).
+        max_claims: how many message ids to remember for de-duplication.
+        max_batch: at most this many queued message captures with the same
+            target are written in one capture call.
+
+    Example:
+        >>> seen = []
+        >>> worker = CaptureWorker(lambda **item: seen.append(item["namespace"]))
+        >>> worker.submit({"messages_or_text": "I like tea", "namespace": "u1"})
+        True
+        >>> worker.flush()
+        True
+        >>> seen
+        ['u1']
+        >>> worker.close()
+    """
+
+    def __init__(
+        self,
+        capture: CaptureFn,
+        *,
+        maxsize: int = 1024,
+        max_claims: int = 200_000,
+        max_batch: int = 64,
+    ) -> None:
+        self._capture = capture
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
+        self._claims: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._max_claims = max_claims
+        self.max_batch = max_batch
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.errors = 0
+        self.done = 0
+        # Set by an engine with a spool: makes an item durable before it is
+        # queued, so "accepted" means "survives a crash".
+        self.on_accept: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    # -- de-duplication ------------------------------------------------------
+
+    def claim(self, namespace: str, keys: Sequence[str]) -> list[str]:
+        """Mark message keys of ``namespace`` as captured; return those that were new."""
+        fresh: list[str] = []
+        with self._lock:
+            for key in keys:
+                if (namespace, key) in self._claims:
+                    continue
+                self._claims[(namespace, key)] = None
+                fresh.append(key)
+            while len(self._claims) > self._max_claims:
+                self._claims.popitem(last=False)
+        return fresh
+
+    def is_claimed(self, namespace: str, key: str) -> bool:
+        """Whether a message key was already handed to capture."""
+        with self._lock:
+            return (namespace, key) in self._claims
+
+    def submit_new(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+        """Queue only the messages of ``item`` not claimed yet; returns them."""
+        messages = item["messages_or_text"]
+        keys = [message_key(m) for m in messages]
+        fresh = set(self.claim(item["namespace"], keys))
+        new = [m for m, k in zip(messages, keys, strict=True) if k in fresh]
+        if new:
+            self.submit({**item, "messages_or_text": new})
+        return new
+
+    # -- the queue -------------------------------------------------------------
+
+    def defer(self, job: Callable[[], Any]) -> None:
+        """Queue a job to run on the worker after everything queued before it.
+
+        Jobs are not spooled: a crash loses them, which suits work that is
+        useful but not owed to anyone (reflection).
+
+        Raises:
+            RuntimeError: the worker was closed.
+        """
+        if self._closed:
+            raise RuntimeError("capture worker is closed; open a new HindsightMemory")
+        self._ensure_thread()
+        self._put((job, _trace_context()))
+
+    def _put(self, entry: tuple[Any, otel_context.Context]) -> None:
+        try:
+            self._queue.put_nowait(entry)
+        except queue.Full:
+            _log("warning", "capture_queue_full", size=self.pending)
+            self._queue.put(entry)
+
+    def submit(self, item: dict[str, Any]) -> bool:
+        """Queue one capture and return at once (waits only when the queue is full).
+
+        Raises:
+            RuntimeError: the worker was closed.
+        """
+        if self._closed:
+            raise RuntimeError("capture worker is closed; open a new HindsightMemory")
+        self._ensure_thread()
+        if self.on_accept is not None:
+            item = self.on_accept(item)
+        # The capture's span joins the submitter's trace (the node that
+        # submitted it), though it runs later on the worker thread.
+        self._put((item, _trace_context()))
+        return True
+
+    @property
+    def pending(self) -> int:
+        """Items queued or running."""
+        return self._queue.unfinished_tasks
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every submitted capture ran; ``False`` if ``timeout`` passed."""
+        with self._queue.all_tasks_done:
+            return self._queue.all_tasks_done.wait_for(
+                lambda: self._queue.unfinished_tasks == 0, timeout
+            )
+
+    def close(self, timeout: float | None = None) -> None:
+        """Drain the queue, then stop the thread; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join(timeout)
+            atexit.unregister(self._at_exit)
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None:
+            return
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="hindsight-capture", daemon=True
+                )
+                self._thread.start()
+                # A daemon thread dies with the interpreter; drain queued turns first.
+                atexit.register(self._at_exit)
+
+    def _at_exit(self) -> None:
+        self.close(timeout=30.0)
+
+    def _run(self) -> None:
+        held: Any = None
+        while True:
+            entry = held if held is not None else self._queue.get()
+            held = None
+            if entry is _STOP:
+                self._queue.task_done()
+                return
+            batch = [entry]
+            # Turns queued faster than they are written go to the store together:
+            # one capture call means one embedding call and one write round.
+            while _batchable(entry) and len(batch) < self.max_batch:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if not _same_capture(entry, nxt):
+                    held = nxt
+                    break
+                batch.append(nxt)
+            self._handle(batch)
+
+    def _handle(self, batch: list[Any]) -> None:
+        item, ctx = batch[0]
+        if len(batch) > 1:
+            messages = [m for it, _ in batch for m in it["messages_or_text"]]
+            item = {**item, "messages_or_text": messages}
+        token = otel_context.attach(ctx)
+        try:
+            if callable(item):
+                item()
+            else:
+                self._capture(**item)
+            self.done += len(batch)
+        except Exception as exc:  # one bad turn must not stop the worker
+            self.errors += len(batch)
+            _log("error", "capture_failed", error=repr(exc), **_about(item))
+        finally:
+            otel_context.detach(token)
+            for _ in batch:
+                self._queue.task_done()
+
+
+def _batchable(entry: Any) -> bool:
+    """Message captures without their own ids or spool entry can share a call."""
+    if entry is _STOP:
+        return False
+    item = entry[0]
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("messages_or_text"), list)
+        and not item.get("capture_id")
+        and not item.get("source_ids")
+    )
+
+
+def _same_capture(first: Any, other: Any) -> bool:
+    """Whether ``other`` may join ``first``'s capture call (same everything but text)."""
+    if not _batchable(other):
+        return False
+    a, b = first[0], other[0]
+    keys = (set(a) | set(b)) - {"messages_or_text"}
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def _about(item: Any) -> dict[str, Any]:
+    if callable(item):
+        return {"job": getattr(item, "__qualname__", repr(item))}
+    return {"namespace": item.get("namespace")}
+
+
+def _trace_context() -> otel_context.Context:
+    span = parent_span()
+    if span is None:
+        return otel_context.Context()  # no trace around: the capture starts one
+    return trace.set_span_in_context(span, otel_context.Context())

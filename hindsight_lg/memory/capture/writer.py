@@ -1,0 +1,575 @@
+"""The write path: turn -> events -> embed -> merge or supersede -> edges -> audit."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hindsight_lg import telemetry
+from hindsight_lg._messages import AI, HUMAN, lookup, role, text_of
+from hindsight_lg._text import clean, has_negation, summarize
+from hindsight_lg.backends.base import MemoryBackend, Where
+from hindsight_lg.embeddings.base import Embedder
+from hindsight_lg.memory.capture.encode import EventDraft, Extraction, extract
+from hindsight_lg.memory.capture.staging import StagedWrites
+from hindsight_lg.memory.policy import Policy
+from hindsight_lg.model import (
+    CONTEXT_KEY,
+    AuditEntry,
+    Edge,
+    EdgeType,
+    Kind,
+    MemoryRecord,
+    Scope,
+    SourceKind,
+    Status,
+    Tier,
+)
+
+Extractor = Callable[[str, str | None, float], Extraction]
+# The previous turn blended into an event's vector is cut to this length, and
+# only the most recently active threads keep theirs.
+_CONTEXT_CHARS = 1000
+_THREADS_KEPT = 10_000
+_CONFLICT_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
+
+
+@dataclass(slots=True)
+class Turn:
+    """One utterance to capture, normalised from whatever the caller passed."""
+
+    text: str
+    speaker: str | None
+    source_ids: list[str]
+    source_kind: SourceKind = SourceKind.USER_CONFIRMED
+
+
+def entity_id(name: str) -> str:
+    """The graph node id of an entity (edges ``mentions`` point at it)."""
+    return "entity:" + " ".join(name.lower().split())
+
+
+def to_turns(
+    payload: Any, speaker: str | None, source_ids: Sequence[str] | None
+) -> list[Turn]:
+    """Normalise text, a message, or a list of messages into turns.
+
+    Tool and system messages are skipped: they are not what people said.
+    """
+    if isinstance(payload, bytes):
+        raise ValueError("capture() takes text or messages, not bytes")
+    if isinstance(payload, str):
+        return [Turn(payload, speaker, list(source_ids or []))]
+    messages = payload if isinstance(payload, (list, tuple)) else [payload]
+    turns = []
+    for msg in messages:
+        kind = role(msg)
+        if kind not in (HUMAN, AI):
+            continue
+        msg_id = lookup(msg, "id")
+        ids = list(source_ids or []) or ([str(msg_id)] if msg_id else [])
+        source = (
+            SourceKind.USER_CONFIRMED if kind == HUMAN else SourceKind.AGENT_INFERRED
+        )
+        name = lookup(msg, "name") or (speaker if kind == HUMAN else "assistant")
+        turns.append(Turn(text_of(msg), str(name or "user"), ids, source))
+    return turns
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a capture's memories go: tenant, writing agent, scope and thread."""
+
+    namespace: str
+    agent_id: str = ""
+    scope: Scope = Scope.PRIVATE
+    thread_id: str = ""
+
+
+class Writer:
+    """Runs the write pipeline for one memory engine."""
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        embedder: Embedder,
+        policy: Policy,
+        extractor: Extractor | None = None,
+    ) -> None:
+        self.backend = backend
+        self.embedder = embedder
+        self.policy = policy
+        self.extractor = extractor or (
+            lambda t, s, ts: extract(t, speaker=s, ref_time=ts)
+        )
+        self._last_in_thread: dict[tuple[str, str], str] = {}
+        self._previous_turn: dict[tuple[str, str, str, str], Turn] = {}
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Buffer the block's writes; send them in one round per collection at exit.
+
+        Nothing is written when the block raises. After the writes the store
+        is flushed: Milvus Lite keeps unflushed rows in memory and loses them
+        to a crash, and a capture that returned must survive one. (On a
+        Milvus server, flush is free: acknowledged writes are already logged.)
+        """
+        outer = self.backend
+        staged = StagedWrites(outer)
+        self.backend = staged
+        try:
+            yield
+            staged.commit()
+            outer.flush()
+        finally:
+            self.backend = outer
+
+    def capture_turns(
+        self, turns: Sequence[Turn], where: Placement, *, when: float, now: float
+    ) -> list[MemoryRecord]:
+        """Encode every turn, embed all kept events in one call, then place them.
+
+        One embedding call for the whole capture is what makes batches cheap:
+        model calls cost per call far more than per sentence.
+        """
+        encoded = [self._encode(turn, when) for turn in turns]
+        asked = self._questions_answered(turns, where)
+        vectors = self._event_vectors(encoded, asked)
+        written: list[MemoryRecord] = []
+        offset = 0
+        for (turn, extraction, keep, truncated), question in zip(
+            encoded, asked, strict=True
+        ):
+            if not keep:
+                self._observe(where.namespace, turn, now)
+                continue
+            mine = vectors[offset : offset + len(keep)]
+            offset += len(keep)
+            records = [
+                self.new_record(
+                    d,
+                    namespace=where.namespace,
+                    agent_id=where.agent_id,
+                    scope=where.scope,
+                    thread_id=where.thread_id,
+                    event_time=when,
+                    now=now,
+                    turn=turn,
+                    vector=v,
+                    truncated=truncated,
+                    question=question,
+                )
+                for d, v in zip(keep, mine, strict=True)
+            ]
+            causes = _kept_causes(extraction, keep)
+            with telemetry.memory_span(telemetry.WRITE, count=len(records)):
+                written += self.write(where.namespace, records, causes, now)
+        return written
+
+    def _event_vectors(
+        self,
+        encoded: Sequence[tuple[Turn, Extraction, list[EventDraft], bool]],
+        asked: Sequence[Turn | None],
+    ) -> list[list[float]]:
+        """One vector per kept event, in order, from a single embedding call.
+
+        A sentence split from a conversation loses what it leaves implicit:
+        "They loved it!" says neither who nor what, and an answer rarely
+        repeats its question. Each event's vector is therefore blended with
+        its whole turn's (``Policy.context_weight``, when the turn was split)
+        and with the question the turn answers (``asked``, weighted by
+        ``Policy.previous_weight``), so recall finds the sentence by its
+        context too. Stored content stays the sentence itself.
+        """
+        texts = [d.content for _, _, keep, _ in encoded for d in keep]
+        if not texts:
+            return []
+        plans = [
+            self._context_plan(turn, keep, question)
+            for (turn, _, keep, _), question in zip(encoded, asked, strict=True)
+        ]
+        extra = list(dict.fromkeys(t for plan in plans for t, _ in plan))
+        vectors = np.asarray(self._embed(texts + extra), dtype=np.float32)
+        context = {t: vectors[len(texts) + i] for i, t in enumerate(extra)}
+        events = vectors[: len(texts)]
+        offset = 0
+        for (_, _, keep, _), plan in zip(encoded, plans, strict=True):
+            mine = events[offset : offset + len(keep)]
+            for text, weight in plan:
+                mine += weight * context[text]
+            if plan:
+                mine /= np.linalg.norm(mine, axis=1, keepdims=True)
+            offset += len(keep)
+        return [list(map(float, v)) for v in events]
+
+    def forget_turns(self, namespace: str) -> None:
+        """Drop the remembered last turns of ``namespace``'s threads."""
+        for key in [k for k in self._previous_turn if k[0] == namespace]:
+            del self._previous_turn[key]
+
+    def _context_plan(
+        self, turn: Turn, keep: list[EventDraft], question: Turn | None
+    ) -> list[tuple[str, float]]:
+        """The context texts to blend into a turn's events, with their weights."""
+        plan: list[tuple[str, float]] = []
+        if len(keep) > 1 and self.policy.context_weight > 0:
+            plan.append((_turn_text(turn), self.policy.context_weight))
+        if keep and question is not None and self.policy.previous_weight > 0:
+            plan.append((_turn_text(question), self.policy.previous_weight))
+        return plan
+
+    def _questions_answered(
+        self, turns: Sequence[Turn], where: Placement
+    ) -> list[Turn | None]:
+        """For each turn, the thread's turn before it when that one asked a question.
+
+        The thread's last turn is remembered across captures (per namespace
+        and thread, the most recently active threads only), so a reply
+        captured on its own still knows what it answers.
+        """
+        # Keyed by who may see the records too: a private turn never becomes
+        # the context of a team or global memory of the same thread.
+        key = (where.namespace, where.thread_id, where.agent_id, where.scope.value)
+        previous = self._previous_turn.get(key) if where.thread_id else None
+        out: list[Turn | None] = []
+        for turn in turns:
+            out.append(previous if previous and "?" in previous.text else None)
+            previous = Turn(turn.text[:_CONTEXT_CHARS], turn.speaker, [])
+        if where.thread_id and previous is not None:
+            self._previous_turn.pop(key, None)  # re-inserted last: least recent first
+            self._previous_turn[key] = previous
+            while len(self._previous_turn) > _THREADS_KEPT:
+                self._previous_turn.pop(next(iter(self._previous_turn)))
+        return out
+
+    def _encode(
+        self, turn: Turn, when: float
+    ) -> tuple[Turn, Extraction, list[EventDraft], bool]:
+        with telemetry.memory_span(
+            telemetry.ENCODE, speaker=turn.speaker, source_ids=turn.source_ids
+        ) as span:
+            extraction, truncated = self.drafts(turn, when)
+            keep = [
+                d for d in extraction.events if d.salience >= self.policy.min_salience
+            ]
+            span.set_attribute("hindsight.events", len(extraction.events))
+            span.set_attribute("hindsight.kept", len(keep))
+            span.set_attribute("hindsight.kinds", [d.kind.value for d in keep])
+        return turn, extraction, keep, truncated
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        with telemetry.memory_span(
+            telemetry.EMBED,
+            kind=telemetry.EMBEDDING,
+            **telemetry.embedding_attributes(self.embedder.model_id, texts),
+        ):
+            return embed_records(self.embedder, texts)
+
+    def _observe(self, namespace: str, turn: Turn, now: float) -> None:
+        # Below the salience floor: the raw turn stays in the audit trail (and
+        # the thread), and the capture span says what was left out.
+        detail = {"content": turn.text[:2000], "source_ids": turn.source_ids}
+        self.backend.append_audit(
+            namespace, [AuditEntry(namespace, "", "observe", now, detail)]
+        )
+        telemetry.collect("not_promoted", turn.text[:200])
+
+    def drafts(self, turn: Turn, event_time: float) -> tuple[Extraction, bool]:
+        """Extract events of a turn; returns them and whether the text was truncated."""
+        text, truncated = clean(turn.text, max_chars=self.policy.max_content_chars)
+        if not text:
+            return Extraction(events=[]), truncated
+        extraction = self.extractor(text, turn.speaker, event_time)
+        for d in extraction.events:
+            if turn.source_kind is SourceKind.AGENT_INFERRED:
+                d.source_kind = SourceKind.AGENT_INFERRED
+                d.salience = round(max(0.0, d.salience - 0.15), 3)
+        return extraction, truncated
+
+    def new_record(
+        self,
+        d: EventDraft,
+        *,
+        namespace: str,
+        agent_id: str,
+        scope: Scope,
+        thread_id: str,
+        event_time: float,
+        now: float,
+        turn: Turn,
+        vector: list[float],
+        truncated: bool,
+        question: Turn | None = None,
+    ) -> MemoryRecord:
+        """A record for a draft, with the policy's seeds for its kind."""
+        record = MemoryRecord(
+            namespace=namespace,
+            content=d.content,
+            kind=d.kind,
+            agent_id=agent_id,
+            scope=scope,
+            tier=Tier.PROCEDURAL if d.kind is Kind.RULE else Tier.EPISODIC,
+            summary=summarize(d.content),
+            dense=vector,
+            event_time=event_time,
+            created_at=now,
+            importance=self.policy.importance(d.kind),
+            confidence=0.6 if d.source_kind is SourceKind.USER_SPECULATION else 1.0,
+            half_life_days=self.policy.half_life(d.kind),
+            participants=d.participants,
+            entities=d.entities,
+            goal=d.goal,
+            action=d.action,
+            emotion=d.emotion,
+            source_kind=d.source_kind,
+            thread_id=thread_id,
+            source_ids=list(turn.source_ids),
+            salience=d.salience,
+            mentioned_time=d.mentioned_time,
+        )
+        if self.policy.lexical_context:
+            # Searched by the lexical paths with the event's own words (see
+            # store._index.record_text), never shown: "They loved it!" is found
+            # by "dinosaur exhibit" said in the same turn, an answer by the
+            # words of the question it answers.
+            parts = [_rest_of_turn(turn.text, d.content)]
+            parts += [question.text] if question is not None else []
+            context = " ".join(p for p in parts if p)
+            if context:
+                record.meta[CONTEXT_KEY] = context[: 2 * _CONTEXT_CHARS]
+        if truncated:
+            record.meta["truncated"] = True
+        if d.is_update:
+            record.meta["is_update"] = True
+        return record
+
+    def write(
+        self,
+        namespace: str,
+        records: list[MemoryRecord],
+        extraction_causes: list[tuple[int, int]],
+        now: float,
+    ) -> list[MemoryRecord]:
+        """Merge, supersede or insert each record; add edges and audit entries."""
+        written: list[MemoryRecord] = []
+        edges: list[Edge] = []
+        audit: list[AuditEntry] = []
+        for record in records:
+            result, new_edges, entry = self._place(namespace, record, now)
+            written.append(result)
+            edges += new_edges
+            audit.append(entry)
+        edges += self._turn_edges(namespace, written, extraction_causes, now)
+        self.backend.add_edges(namespace, edges)
+        self.backend.append_audit(namespace, audit)
+        return written
+
+    def _place(
+        self, namespace: str, record: MemoryRecord, now: float
+    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
+        hits = self.backend.search_dense(
+            namespace,
+            record.dense,
+            Where(reader=record.agent_id or None),
+            limit=self.policy.conflict_candidates,
+        )
+        for hit in hits:
+            if self._conflicts(record, hit.record, hit.score):
+                with telemetry.memory_span(
+                    telemetry.SUPERSEDE,
+                    telemetry.UPDATE_MEMORY,
+                    memory_id=record.id,
+                    superseded_id=hit.record.id,
+                    similarity=hit.score,
+                    superseded_content=hit.record.content[:500],
+                ):
+                    telemetry.collect("superseded_ids", hit.record.id)
+                    return self._supersede(namespace, record, hit.record, now)
+        for hit in hits:
+            if (
+                hit.score >= self.policy.merge_threshold
+                and hit.record.kind == record.kind
+            ):
+                with telemetry.memory_span(
+                    telemetry.MERGE,
+                    telemetry.UPDATE_MEMORY,
+                    memory_id=hit.record.id,
+                    similarity=hit.score,
+                    merged_content=record.content[:500],
+                ):
+                    telemetry.collect("merged_ids", hit.record.id)
+                    return self._merge(namespace, record, hit.record.id, now)
+        telemetry.collect("created_ids", record.id)
+        self.backend.upsert(namespace, [record])
+        mentions = [
+            Edge(namespace, record.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
+            for e in record.entities
+        ]
+        return (
+            record,
+            mentions,
+            AuditEntry(
+                namespace,
+                record.id,
+                "create",
+                now,
+                {"content": record.content, "source_ids": record.source_ids},
+            ),
+        )
+
+    def _conflicts(self, new: MemoryRecord, old: MemoryRecord, sim: float) -> bool:
+        # An update or contradiction: same kind, same subject, and either the
+        # polarity flips or the new statement says it is an update.
+        if new.kind != old.kind or new.kind not in _CONFLICT_KINDS:
+            return False
+        shared = {e.lower() for e in new.entities} & {e.lower() for e in old.entities}
+        if not shared or sim < 0.3:
+            return False
+        flipped = has_negation(new.content) != has_negation(old.content)
+        return flipped or bool(new.meta.get("is_update"))
+
+    def _supersede(
+        self, namespace: str, new: MemoryRecord, old: MemoryRecord, now: float
+    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
+        full_old = self.backend.get(namespace, [old.id], vectors=True)[0]
+        full_old.status = Status.SUPERSEDED
+        full_old.superseded_by = new.id
+        full_old.importance = self.policy.superseded_importance
+        full_old.version += 1
+        self.backend.upsert(namespace, [new, full_old])
+        edges = [Edge(namespace, new.id, old.id, EdgeType.SUPERSEDES, 1.0, now)]
+        edges += [
+            Edge(namespace, new.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
+            for e in new.entities
+        ]
+        return (
+            new,
+            edges,
+            AuditEntry(
+                namespace,
+                new.id,
+                "supersede",
+                now,
+                {
+                    "content": new.content,
+                    "supersedes": old.id,
+                    "source_ids": new.source_ids,
+                },
+            ),
+        )
+
+    def _merge(
+        self, namespace: str, new: MemoryRecord, old_id: str, now: float
+    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
+        old = self.backend.get(namespace, [old_id], vectors=True)[0]
+        old.event_time = max(old.event_time, new.event_time)
+        old.last_accessed_at = now
+        old.importance = min(1.0, old.importance + 0.1 * (1 - old.importance))
+        old.source_ids = list(dict.fromkeys(old.source_ids + new.source_ids))
+        old.entities = list(dict.fromkeys(old.entities + new.entities))
+        old.participants = list(dict.fromkeys(old.participants + new.participants))
+        if new.content not in old.content and len(old.content) < 2000:
+            old.meta.setdefault("details", []).append(new.content)
+        old.version += 1
+        self.backend.upsert(namespace, [old])
+        return (
+            old,
+            [],
+            AuditEntry(
+                namespace,
+                old.id,
+                "merge",
+                now,
+                {"content": new.content, "source_ids": new.source_ids},
+            ),
+        )
+
+    def _turn_edges(
+        self,
+        namespace: str,
+        written: list[MemoryRecord],
+        causes: list[tuple[int, int]],
+        now: float,
+    ) -> list[Edge]:
+        edges = [
+            Edge(namespace, written[i].id, written[j].id, EdgeType.CAUSES, 0.9, now)
+            for i, j in causes
+            if i < len(written) and j < len(written) and written[i].id != written[j].id
+        ]
+        for a, b in zip(written, written[1:], strict=False):
+            if a.id != b.id:
+                edges.append(Edge(namespace, a.id, b.id, EdgeType.PRECEDES, 0.6, now))
+        if written and written[0].thread_id:
+            key = (namespace, written[0].thread_id)
+            prev = self._last_in_thread.get(key)
+            if prev and prev != written[0].id:
+                edges.append(
+                    Edge(namespace, prev, written[0].id, EdgeType.PRECEDES, 0.4, now)
+                )
+            self._last_in_thread[key] = written[-1].id
+        return edges
+
+
+def context_vectors(
+    embedder: Embedder, records: Sequence[MemoryRecord], weight: float
+) -> list[list[float]]:
+    """Vectors for stored records, each blended with its turn as capture does.
+
+    The turn is rebuilt from the record's content and its ``meta["context"]``
+    (the rest of the turn and, for an answer, its question) and embedded as
+    one text: close to capture's separately weighted blends, not the same.
+    Used by ``reembed``.
+    """
+    texts = [r.content for r in records]
+    turns = {
+        i: "".join(f"{p}: " for p in r.participants[:1])
+        + f"{r.content} {r.meta[CONTEXT_KEY]}"
+        for i, r in enumerate(records)
+        if weight > 0 and isinstance(r.meta.get(CONTEXT_KEY), str)
+    }
+    vectors = np.asarray(
+        embed_records(embedder, texts + list(turns.values())), dtype=np.float32
+    )
+    for j, i in enumerate(turns):
+        blended = vectors[i] + weight * vectors[len(texts) + j]
+        vectors[i] = blended / np.linalg.norm(blended)
+    return [list(map(float, v)) for v in vectors[: len(texts)]]
+
+
+def _rest_of_turn(text: str, event: str) -> str:
+    """The turn's words outside ``event`` (empty when the event is the whole turn)."""
+    rest = " ".join(text.replace(event, " ", 1).split())
+    return rest if re.search(r"\w{3}", rest) else ""
+
+
+def _turn_text(turn: Turn) -> str:
+    return f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
+
+
+def embed_records(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Embed texts, checking the model returned finite vectors of its own dimension."""
+    vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+    if vectors.shape != (len(texts), embedder.dim) or not np.isfinite(vectors).all():
+        raise ValueError(
+            f"embedder {embedder.model_id} returned shape {vectors.shape}, "
+            f"expected ({len(texts)}, {embedder.dim}) of finite numbers"
+        )
+    return [list(map(float, v)) for v in vectors]
+
+
+def _kept_causes(
+    extraction: Extraction, keep: list[EventDraft]
+) -> list[tuple[int, int]]:
+    """Causal links of the extraction re-indexed to the kept events."""
+    index = {id(d): i for i, d in enumerate(keep)}
+    events = extraction.events
+    return [
+        (index[id(events[a])], index[id(events[b])])
+        for a, b in extraction.causes
+        if id(events[a]) in index and id(events[b]) in index
+    ]

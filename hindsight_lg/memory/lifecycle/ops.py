@@ -1,0 +1,453 @@
+"""Lifecycle operations: update, remember, reinforce, decay, consolidate, forget.
+
+:class:`Lifecycle` is a collaborator of
+:class:`~hindsight_lg.memory.engine.HindsightMemory`, like its writer and
+searcher; it holds the I/O, while :mod:`.strength` and :mod:`.consolidate`
+hold the maths.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hindsight_lg import telemetry
+from hindsight_lg.backends.base import Where, check_namespace
+from hindsight_lg.errors import ConflictError
+from hindsight_lg.memory.capture.writer import embed_records, entity_id
+from hindsight_lg.memory.lifecycle import strength as lifecycle
+from hindsight_lg.memory.lifecycle.consolidate import (
+    ClusterParams,
+    cluster,
+    extractive_summary,
+    llm_summary,
+    semantic_record,
+)
+from hindsight_lg.memory.lifecycle.erasure import delete_memories
+from hindsight_lg.model import (
+    AuditEntry,
+    Edge,
+    EdgeType,
+    Kind,
+    MemoryRecord,
+    Scope,
+    SourceKind,
+    Status,
+    Tier,
+)
+
+if TYPE_CHECKING:
+    from hindsight_lg.backends.base import MemoryBackend
+    from hindsight_lg.embeddings.base import Embedder
+    from hindsight_lg.memory.capture.writer import Writer
+    from hindsight_lg.memory.policy import Policy
+
+Progress = Callable[[int, int], None]
+_UPDATABLE = frozenset(
+    {
+        "content",
+        "summary",
+        "kind",
+        "importance",
+        "confidence",
+        "status",
+        "valid_until",
+        "entities",
+        "participants",
+        "goal",
+        "action",
+        "emotion",
+        "scope",
+        "tier",
+        "half_life_days",
+        "meta",
+        "strength",
+        "superseded_by",
+        "event_time",
+        "source_kind",
+    }
+)
+
+
+class Lifecycle:
+    """Lifecycle operations of one engine (see the module docstring).
+
+    Args:
+        backend: the engine's (cached) backend.
+        embedder: embeds new or changed content.
+        policy: half-lives, importances and thresholds.
+        llm: optional chat model for consolidation summaries.
+        clock: "now" as POSIX seconds.
+        write_lock: the engine's write lock, shared with capture.
+        writer: the engine's writer, whose turn memo forgetting clears.
+    """
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        embedder: Embedder,
+        policy: Policy,
+        *,
+        llm: Any,
+        clock: Callable[[], float],
+        write_lock: threading.RLock,
+        writer: Writer,
+    ) -> None:
+        self.backend = backend
+        self.embedder = embedder
+        self.policy = policy
+        self.llm = llm
+        self.clock = clock
+        self._write_lock = write_lock
+        self._writer = writer
+
+    def _load(self, namespace: str, memory_id: str) -> MemoryRecord:
+        rows = self.backend.get(check_namespace(namespace), [memory_id], vectors=True)
+        if not rows:
+            raise KeyError(f"no memory {memory_id!r} in namespace {namespace!r}")
+        return rows[0]
+
+    def _save(
+        self,
+        namespace: str,
+        records: Sequence[MemoryRecord],
+        op: str,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        now = self.clock()
+        self.backend.upsert(namespace, records)
+        self.backend.append_audit(
+            namespace,
+            [AuditEntry(namespace, r.id, op, now, dict(detail or {})) for r in records],
+        )
+        self.backend.flush()
+
+    def update(
+        self,
+        namespace: str,
+        memory_id: str,
+        *,
+        expected_version: int | None = None,
+        **changes: Any,
+    ) -> MemoryRecord:
+        """Change fields of a memory, with compare-and-swap on its version.
+
+        Args:
+            namespace: the tenant.
+            memory_id: the memory to change.
+            expected_version: the version the caller read; a newer stored version
+                raises :class:`ConflictError` (re-read and retry).
+            changes: fields to set; a new ``content`` is re-embedded.
+
+        Raises:
+            KeyError: no such memory. ValueError: a field that cannot be set.
+            ConflictError: the stored version is not ``expected_version``.
+        """
+        unknown = set(changes) - _UPDATABLE
+        if unknown:
+            raise ValueError(
+                f"cannot update {sorted(unknown)}; allowed: {sorted(_UPDATABLE)}"
+            )
+        with (
+            telemetry.memory_span(
+                telemetry.UPDATE,
+                telemetry.UPDATE_MEMORY,
+                namespace=namespace,
+                memory_id=memory_id,
+            ),
+            self._write_lock,
+            self.backend.exclusive(namespace, f"memory:{memory_id}"),
+        ):
+            record = self._load(namespace, memory_id)
+            if expected_version is not None and record.version != expected_version:
+                raise ConflictError(
+                    f"memory {memory_id} is at version {record.version}, "
+                    f"not {expected_version}: re-read it and retry"
+                )
+            for key, value in changes.items():
+                setattr(record, key, value)
+            record.__post_init__()
+            if "content" in changes:
+                record.dense = embed_records(self.embedder, [record.content])[0]
+            record.version += 1
+            self._save(
+                namespace,
+                [record],
+                "update",
+                {"fields": sorted(changes), "content": record.content},
+            )
+            return record
+
+    def remember(
+        self,
+        content: str,
+        *,
+        namespace: str,
+        kind: Kind | str = Kind.FACT,
+        importance: float | None = None,
+        confidence: float | None = None,
+        agent_id: str | None = None,
+        scope: Scope | str = Scope.PRIVATE,
+        meta: dict[str, Any] | None = None,
+        source_ids: Sequence[str] | None = None,
+        entities: Sequence[str] = (),
+        tier: Tier | str | None = None,
+        source_kind: SourceKind | str = SourceKind.AGENT_INFERRED,
+    ) -> MemoryRecord:
+        """Write one memory as given, without extraction, merging or supersession.
+
+        Used for rules an application states, reflection lessons and imports of
+        curated knowledge.
+        """
+        check_namespace(namespace)
+        if not content or not content.strip():
+            raise ValueError("content must be non-empty text")
+        kind = Kind(kind)
+        now = self.clock()
+        record = MemoryRecord(
+            namespace=namespace,
+            content=content.strip(),
+            kind=kind,
+            agent_id=agent_id or "",
+            scope=Scope(scope),
+            tier=Tier(tier)
+            if tier
+            else (
+                Tier.PROCEDURAL
+                if kind in (Kind.RULE, Kind.EXPERIENCE)
+                else Tier.SEMANTIC
+            ),
+            event_time=now,
+            created_at=now,
+            importance=self.policy.importance(kind)
+            if importance is None
+            else importance,
+            confidence=1.0 if confidence is None else confidence,
+            half_life_days=self.policy.half_life(kind),
+            entities=list(entities),
+            source_ids=list(source_ids or []),
+            meta=dict(meta or {}),
+            source_kind=SourceKind(source_kind),
+        )
+        record.summary = record.content[:120]
+        return self.put(namespace, record, op="create")
+
+    def put(
+        self,
+        namespace: str,
+        record: MemoryRecord,
+        *,
+        op: str = "create",
+        detail: dict[str, Any] | None = None,
+    ) -> MemoryRecord:
+        """Store ``record`` as given (replacing one with its id), embedded if needed.
+
+        The write takes the engine's write lock, gets a span and an audit
+        entry, and links the record to its entities.
+        """
+        check_namespace(namespace)
+        if record.namespace != namespace:
+            raise ValueError(
+                f"record belongs to {record.namespace!r}, not {namespace!r}"
+            )
+        if not record.dense:
+            record.dense = embed_records(self.embedder, [record.content])[0]
+        with (
+            telemetry.memory_span(
+                telemetry.CAPTURE,
+                telemetry.CREATE_MEMORY,
+                namespace=namespace,
+                kind_of_memory=record.kind.value,
+            ),
+            self._write_lock,
+        ):
+            self._save(
+                namespace, [record], op, {"content": record.content, **(detail or {})}
+            )
+            now = self.clock()
+            self.backend.add_edges(
+                namespace,
+                [
+                    Edge(
+                        namespace, record.id, entity_id(e), EdgeType.MENTIONS, 1.0, now
+                    )
+                    for e in record.entities
+                ],
+            )
+        return record
+
+    def reinforce(self, namespace: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        """Mark memories as successfully used: stronger, longer-lived, more important."""
+        return self._transition(
+            namespace,
+            ids,
+            "reinforce",
+            lambda r, now: lifecycle.reinforce(r, self.policy, now),
+        )
+
+    def weaken(
+        self, namespace: str, ids: Sequence[str], factor: float = 0.5
+    ) -> list[MemoryRecord]:
+        """Mark memories as misleading: less important, less trusted, faster fading."""
+        return self._transition(
+            namespace, ids, "weaken", lambda r, now: lifecycle.weaken(r, factor, now)
+        )
+
+    def restore(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Bring a cold or archived memory back to active."""
+        return self._transition(namespace, [memory_id], "restore", lifecycle.restore)[0]
+
+    def _transition(
+        self,
+        namespace: str,
+        ids: Sequence[str],
+        op: str,
+        change: Callable[[MemoryRecord, float], MemoryRecord],
+    ) -> list[MemoryRecord]:
+        check_namespace(namespace)
+        with (
+            telemetry.memory_span(
+                f"hindsight.{op}",
+                telemetry.UPDATE_MEMORY,
+                namespace=namespace,
+                memory_ids=list(ids),
+            ),
+            self._write_lock,
+        ):
+            records = self.backend.get(namespace, list(ids), vectors=True)
+            now = self.clock()
+            changed = [change(r, now) for r in records]
+            if changed:
+                self._save(namespace, changed, op)
+            return changed
+
+    def decay(
+        self, namespace: str | None = None, now: float | None = None
+    ) -> dict[str, int]:
+        """Move weak memories to cold and weak cold ones to archived.
+
+        Args:
+            namespace: one tenant, or every namespace when ``None``.
+            now: the time to decay to (the engine clock by default).
+
+        Returns:
+            Counts of memories that went ``cold`` and ``archived``.
+        """
+        moved = {"cold": 0, "archived": 0, "checked": 0}
+        when = self.clock() if now is None else now
+        for ns in [namespace] if namespace else self.backend.namespaces():
+            with (
+                telemetry.memory_span(
+                    telemetry.DECAY, telemetry.UPDATE_MEMORY, namespace=ns
+                ) as span,
+                self._write_lock,
+            ):
+                rows = self.backend.query(
+                    ns, Where(statuses=("active", "cold")), limit=10**7, vectors=True
+                )
+                changed = []
+                for r in rows:
+                    target = lifecycle.decay_status(r, self.policy, when)
+                    if target is not None:
+                        r.status, r.version = target, r.version + 1
+                        moved[target.value] += 1
+                        changed.append(r)
+                moved["checked"] += len(rows)
+                if changed:
+                    self._save(ns, changed, "decay")
+                span.set_attribute("hindsight.moved", len(changed))
+        return moved
+
+    def consolidate(
+        self,
+        namespace: str,
+        *,
+        params: ClusterParams | None = None,
+        progress: Progress | None = None,
+    ) -> list[MemoryRecord]:
+        """Cluster active episodes into semantic memories; episodes go cold.
+
+        Safe to run twice: consolidated episodes are cold and are not clustered
+        again. Returns the semantic memories written.
+        """
+        check_namespace(namespace)
+        p = params or ClusterParams()
+        with (
+            telemetry.memory_span(
+                telemetry.CONSOLIDATE, telemetry.CREATE_MEMORY, namespace=namespace
+            ) as span,
+            self._write_lock,
+            self.backend.exclusive(namespace, "consolidate"),
+        ):
+            episodes = [
+                r
+                for r in self.backend.query(
+                    namespace,
+                    Where(statuses=("active",), tiers=("episodic",)),
+                    limit=10**7,
+                    vectors=True,
+                )
+                if r.kind is not Kind.QUERY
+            ]
+            groups = cluster(episodes, p)
+            written = []
+            for i, group in enumerate(groups, 1):
+                written.append(self._consolidate_group(namespace, group))
+                if progress:
+                    progress(i, len(groups))
+            span.set_attribute("hindsight.episodes", len(episodes))
+            span.set_attribute("hindsight.clusters", len(groups))
+            return written
+
+    def _consolidate_group(
+        self, namespace: str, members: list[MemoryRecord]
+    ) -> MemoryRecord:
+        now = self.clock()
+        text = (
+            llm_summary(self.llm, members) if self.llm is not None else None
+        ) or extractive_summary(members)
+        record = semantic_record(members, text, now)
+        record.dense = embed_records(self.embedder, [record.content])[0]
+        for m in members:
+            m.status, m.version = Status.COLD, m.version + 1
+        self._save(
+            namespace,
+            [record],
+            "consolidate",
+            {"content": record.content, "derived_from": [m.id for m in members]},
+        )
+        self._save(namespace, members, "consolidated", {"into": record.id})
+        self.backend.add_edges(
+            namespace,
+            [
+                Edge(namespace, record.id, m.id, EdgeType.DERIVED_FROM, 0.8, now)
+                for m in members
+            ]
+            + [
+                Edge(namespace, record.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
+                for e in record.entities
+            ],
+        )
+        return record
+
+    def forget(
+        self,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        thread_id: str | None = None,
+    ) -> int:
+        """Delete memories for real; see :meth:`HindsightMemory.forget`."""
+        check_namespace(namespace)
+        with (
+            telemetry.memory_span(
+                telemetry.FORGET, telemetry.DELETE_MEMORY, namespace=namespace
+            ) as span,
+            self._write_lock,
+        ):
+            # The writer's memo of each thread's last turn may hold what goes.
+            self._writer.forget_turns(namespace)
+            n = delete_memories(self.backend, namespace, ids, thread_id)
+            span.set_attribute("hindsight.count", n)
+            return n

@@ -1,0 +1,45 @@
+"""What the nodes read from a thread: the current turn, its final answer.
+
+Message fields are read through :mod:`hindsight_lg._messages`; this module
+only knows how a LangGraph thread is laid out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hindsight_lg._messages import AI, HUMAN, lookup, role, text_of
+
+EPHEMERAL_PREFIX = "hindsight-memories-"
+
+
+def is_final_answer(message: Any) -> bool:
+    """An assistant message without tool calls: the run ends with it."""
+    return role(message) == AI and not (lookup(message, "tool_calls") or [])
+
+
+def is_ephemeral(message: Any) -> bool:
+    """The memory block the recall node put into the thread for this turn."""
+    return str(lookup(message, "id") or "").startswith(EPHEMERAL_PREFIX)
+
+
+def current_turn(messages: Sequence[Any]) -> list[Any]:
+    """The messages of the latest run: everything after the previous final answer."""
+    end = len(messages)
+    if end and is_final_answer(messages[-1]):
+        end -= 1
+    start = 0
+    for i in range(end - 1, -1, -1):
+        if is_final_answer(messages[i]):
+            start = i + 1
+            break
+    return [m for m in messages[start:] if not is_ephemeral(m)]
+
+
+def latest_user_text(messages: Sequence[Any]) -> str:
+    """The text of the last human message ("" when there is none)."""
+    for message in reversed(messages):
+        if role(message) == HUMAN:
+            return text_of(message)
+    return ""

@@ -1,0 +1,461 @@
+"""The ``MemoryBackend`` contract, for any backend: subclass and give a fixture.
+
+Every backend that ships passes it; a third-party backend runs the same
+assertions by subclassing :class:`BackendContract` in its own tests, the way
+LangGraph's checkpoint conformance suite is run against a saver::
+
+    import pytest
+    from hindsight_lg.testing.backend_contract import BackendContract
+
+    class TestMyBackend(BackendContract):
+        @pytest.fixture
+        def backend(self):
+            backend = MyBackend(...)
+            backend.setup(dim=384, model_id="hashing-384")
+            yield backend
+            backend.close()
+
+The backend is set up for :class:`~hindsight_lg.embeddings.HashingEmbedder`
+(384 dimensions). Each test uses a fresh namespace, so one backend can serve
+the whole class. Requires pytest.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+
+from hindsight_lg._text import terms
+from hindsight_lg.backends.base import MemoryBackend, Where
+from hindsight_lg.embeddings.hashing import HashingEmbedder
+from hindsight_lg.model import (
+    AuditEntry,
+    Edge,
+    EdgeType,
+    Kind,
+    MemoryRecord,
+    Scope,
+    Status,
+    Tier,
+)
+
+EMBEDDER = HashingEmbedder()
+T0 = 1_700_000_000.0
+
+
+def rec(namespace: str, content: str, **fields: object) -> MemoryRecord:
+    """A record with a hashing embedding of its content."""
+    dense = [float(x) for x in EMBEDDER.embed([content])[0]]
+    return MemoryRecord(namespace=namespace, content=content, dense=dense, **fields)  # type: ignore[arg-type]
+
+
+def put(backend: MemoryBackend, namespace: str, *records: MemoryRecord) -> None:
+    backend.upsert(namespace, list(records))
+    backend.flush()
+
+
+def contents(records: list[MemoryRecord]) -> list[str]:
+    return [r.content for r in records]
+
+
+def names(varied: dict[str, MemoryRecord], records: list[MemoryRecord]) -> set[str]:
+    by_id = {r.id: name for name, r in varied.items()}
+    return {by_id[r.id] for r in records}
+
+
+def edge(namespace: str, src: str, dst: str, t: EdgeType, w: float = 1.0) -> Edge:
+    return Edge(namespace, src, dst, t, w, T0)
+
+
+class BackendContract:
+    """The contract's tests; subclasses provide the ``backend`` fixture."""
+
+    @pytest.fixture
+    def namespace(self) -> str:
+        """A namespace no other test uses."""
+        return f"contract-{uuid.uuid4().hex[:12]}"
+
+    def test_backends_satisfy_the_protocol(self, backend: MemoryBackend) -> None:
+        """Every backend is a runtime-checkable MemoryBackend."""
+        assert isinstance(backend, MemoryBackend)
+
+    def test_upsert_then_get_round_trips_every_field(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """A stored record comes back equal, field by field."""
+        r = rec(
+            namespace,
+            "Maya prefers tea",
+            kind=Kind.PREFERENCE,
+            agent_id="a1",
+            entities=["Maya"],
+            participants=["Maya"],
+            source_ids=["s1:0"],
+            meta={"details": ["x"]},
+            event_time=T0,
+            created_at=T0,
+        )
+        put(backend, namespace, r)
+        [got] = backend.get(namespace, [r.id])
+        assert r.to_dict(vectors=False) == got.to_dict(vectors=False)
+
+    def test_get_with_vectors_returns_the_dense_vector(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """``vectors=True`` returns the stored dense vector."""
+        r = rec(namespace, "vector please")
+        put(backend, namespace, r)
+        [got] = backend.get(namespace, [r.id], vectors=True)
+        np.testing.assert_allclose(got.dense, r.dense, atol=1e-6)
+
+    def test_get_unknown_id_returns_nothing(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Asking for an id that does not exist is not an error."""
+        assert [] == backend.get(namespace, ["nope"])
+
+    def test_upsert_replaces_by_id(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Upserting the same id twice keeps one record, the latest."""
+        r = rec(namespace, "first version")
+        put(backend, namespace, r)
+        put(backend, namespace, r.replace(content="second version", version=2))
+        assert ["second version"] == contents(backend.get(namespace, [r.id]))
+        assert 1 == backend.count(namespace, Where())
+
+    def test_upsert_rejects_a_record_of_another_namespace(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """A record cannot be written under a namespace it does not belong to."""
+        with pytest.raises(ValueError, match="belongs to"):
+            backend.upsert(namespace, [rec(namespace + "-other", "x")])
+
+    @pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "x" * 300])
+    def test_invalid_namespace_is_rejected(
+        self, backend: MemoryBackend, bad: str
+    ) -> None:
+        """Empty, blank, control-character and overlong namespaces are caller errors."""
+        with pytest.raises(ValueError):
+            backend.query(bad, Where())
+
+    def test_query_returns_newest_event_first_within_limit(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Query orders by event time, newest first, and honours the limit."""
+        put(
+            backend,
+            namespace,
+            *(rec(namespace, f"event {i}", event_time=T0 + i) for i in (2, 0, 3, 1)),
+        )
+        assert ["event 3", "event 2", "event 1", "event 0"] == contents(
+            backend.query(namespace, Where())
+        )
+        assert ["event 3", "event 2"] == contents(
+            backend.query(namespace, Where(), limit=2)
+        )
+
+    @pytest.fixture
+    def varied(self, backend: MemoryBackend, namespace: str) -> dict[str, MemoryRecord]:
+        """Records differing in status, kind, tier, thread, time, strength and scope."""
+        records = {
+            "active": rec(namespace, "active fact", kind=Kind.FACT, event_time=T0),
+            "superseded": rec(
+                namespace,
+                "old preference",
+                kind=Kind.PREFERENCE,
+                status=Status.SUPERSEDED,
+                event_time=T0 + 10,
+            ),
+            "cold": rec(
+                namespace,
+                "cold event",
+                status=Status.COLD,
+                strength=0.1,
+                event_time=T0 + 20,
+            ),
+            "rule": rec(
+                namespace,
+                "always be brief",
+                kind=Kind.RULE,
+                tier=Tier.PROCEDURAL,
+                thread_id="t9",
+                event_time=T0 + 30,
+            ),
+            "private_a": rec(
+                namespace, "a's secret", agent_id="a", event_time=T0 + 40, strength=0.5
+            ),
+            "team_a": rec(
+                namespace,
+                "a's team note",
+                agent_id="a",
+                scope=Scope.TEAM,
+                event_time=T0 + 50,
+            ),
+        }
+        put(backend, namespace, *records.values())
+        return records
+
+    @pytest.mark.parametrize(
+        ("where", "expected"),
+        [
+            (Where(), {"active", "rule", "private_a", "team_a"}),
+            (
+                Where(statuses=()),
+                {"active", "superseded", "cold", "rule", "private_a", "team_a"},
+            ),
+            (Where(statuses=("superseded", "cold")), {"superseded", "cold"}),
+            (Where(kinds=("rule", "fact")), {"active", "rule"}),
+            (Where(tiers=("procedural",)), {"rule"}),
+            (Where(thread_id="t9"), {"rule"}),
+            (Where(since=T0 + 30), {"rule", "private_a", "team_a"}),
+            (Where(since=T0, until=T0 + 30), {"active"}),
+            (
+                Where(statuses=(), min_strength=0.2),
+                {"active", "superseded", "rule", "private_a", "team_a"},
+            ),
+            (Where(reader="b"), {"active", "rule", "team_a"}),
+            (Where(reader="a"), {"active", "rule", "private_a", "team_a"}),
+        ],
+        ids=[
+            "default-active",
+            "all-statuses",
+            "statuses",
+            "kinds",
+            "tiers",
+            "thread",
+            "since",
+            "half-open-window",
+            "min-strength",
+            "reader-other-agent",
+            "reader-owner",
+        ],
+    )
+    def test_where_filters(
+        self,
+        backend: MemoryBackend,
+        namespace: str,
+        varied: dict[str, MemoryRecord],
+        where: Where,
+        expected: set[str],
+    ) -> None:
+        """Each Where condition selects the same records on every backend."""
+        got = backend.query(namespace, where)
+        assert expected == names(varied, got)
+        assert len(expected) == backend.count(namespace, where)
+
+    def test_where_filters_match_the_reference_semantics(
+        self, backend: MemoryBackend, namespace: str, varied: dict[str, MemoryRecord]
+    ) -> None:
+        """A backend's filtering agrees with ``Where.matches`` record by record."""
+        where = Where(statuses=(), kinds=("event", "fact"), reader="b", since=T0)
+        expected = {n for n, r in varied.items() if where.matches(r)}
+        assert expected == names(varied, backend.query(namespace, where))
+
+    def test_dense_search_ranks_the_nearest_first(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """The record whose vector is the query's comes first with cosine ~1."""
+        texts = [
+            "I love hiking in the mountains",
+            "Redis caching is fine",
+            "我喜欢喝绿茶",
+        ]
+        put(backend, namespace, *(rec(namespace, t) for t in texts))
+        query = rec(namespace, "Redis caching is fine").dense
+        hits = backend.search_dense(namespace, query, Where(), limit=3)
+        assert "Redis caching is fine" == hits[0].record.content
+        assert 1.0 == pytest.approx(hits[0].score, abs=1e-4)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+    def test_dense_search_applies_the_filter(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Records the filter excludes are never returned, however similar."""
+        put(
+            backend,
+            namespace,
+            rec(namespace, "Redis caching", status=Status.SUPERSEDED),
+            rec(namespace, "Postgres tuning"),
+        )
+        hits = backend.search_dense(
+            namespace, rec(namespace, "Redis caching").dense, Where(), limit=5
+        )
+        assert ["Postgres tuning"] == [h.record.content for h in hits]
+
+    def test_lexical_search_finds_records_sharing_terms(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """BM25 returns records containing the query terms, best first, scores >= 0."""
+        put(
+            backend,
+            namespace,
+            rec(namespace, "Redis is fine for caching now"),
+            rec(namespace, "I went hiking with Lena"),
+            rec(namespace, "Redis cluster migration done, Redis everywhere"),
+        )
+        hits = backend.search_lexical(namespace, terms("Redis"), Where(), limit=5)
+        assert {
+            "Redis is fine for caching now",
+            "Redis cluster migration done, Redis everywhere",
+        } == {h.record.content for h in hits}
+        assert all(h.score > 0 for h in hits)
+
+    def test_lexical_search_handles_chinese_terms(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Chinese bigrams are searchable terms."""
+        put(
+            backend,
+            namespace,
+            rec(namespace, "我下周三要去上海出差"),
+            rec(namespace, "我喜欢喝绿茶"),
+        )
+        hits = backend.search_lexical(namespace, ["上海", "出差"], Where(), limit=5)
+        assert ["我下周三要去上海出差"] == [h.record.content for h in hits]
+
+    def test_lexical_search_applies_the_filter_and_empty_terms(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Filtered-out records and an empty term list give no lexical hits."""
+        put(backend, namespace, rec(namespace, "Redis old", status=Status.SUPERSEDED))
+        assert [] == backend.search_lexical(namespace, terms("Redis"), Where(), limit=5)
+        assert [] == backend.search_lexical(namespace, [], Where(statuses=()), limit=5)
+
+    def test_delete_removes_records_and_counts_existing(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Delete returns how many of the ids existed, and they are gone."""
+        a, b = rec(namespace, "a"), rec(namespace, "b")
+        put(backend, namespace, a, b)
+        assert 1 == backend.delete(namespace, [a.id, "missing"])
+        backend.flush()
+        assert [] == backend.get(namespace, [a.id])
+        assert [b.id] == [r.id for r in backend.query(namespace, Where())]
+
+    def test_edges_of_a_frontier_touch_either_end(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Edges with a frontier id at either end come back; others do not."""
+        edges = [
+            edge(namespace, "a", "b", EdgeType.CAUSES),
+            edge(namespace, "c", "a", EdgeType.PRECEDES),
+            edge(namespace, "d", "e", EdgeType.SEMANTIC),
+            edge(namespace, "b", "f", EdgeType.SUPERSEDES),
+        ]
+        backend.add_edges(namespace, edges)
+        backend.flush()
+        got = backend.edges(namespace, ["a", "f"])
+        assert {edges[0].key, edges[1].key, edges[3].key} == {e.key for e in got}
+        typed = backend.edges(namespace, ["a", "f"], types=[EdgeType.CAUSES])
+        assert [edges[0]] == typed
+        assert [] == backend.edges(namespace, [])
+
+    def test_add_edges_replaces_the_same_src_type_dst(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """One edge per (src, type, dst): re-adding updates its weight."""
+        backend.add_edges(namespace, [edge(namespace, "a", "b", EdgeType.CAUSES, 0.3)])
+        backend.add_edges(namespace, [edge(namespace, "a", "b", EdgeType.CAUSES, 0.9)])
+        backend.flush()
+        assert [0.9] == [e.weight for e in backend.edges(namespace, ["a"])]
+
+    def test_delete_edges_removes_edges_touching_ids(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """delete_edges removes every edge with either end in ids and counts them."""
+        backend.add_edges(
+            namespace,
+            [
+                edge(namespace, "a", "b", EdgeType.CAUSES),
+                edge(namespace, "c", "a", EdgeType.PRECEDES),
+                edge(namespace, "c", "d", EdgeType.PRECEDES),
+            ],
+        )
+        backend.flush()
+        assert 2 == backend.delete_edges(namespace, ["a"])
+        backend.flush()
+        assert [("c", "d")] == [
+            (e.src, e.dst) for e in backend.edges(namespace, ["a", "c"])
+        ]
+
+    def test_audit_appends_reads_oldest_first_and_purges(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Audit entries read back oldest first, per memory, and purge selectively."""
+        entries = [
+            AuditEntry(namespace, "m2", "merge", T0 + 5, {"content": "later"}),
+            AuditEntry(namespace, "m1", "create", T0, {"content": "first"}),
+            AuditEntry(namespace, "m2", "create", T0 + 1, {"content": "second"}),
+        ]
+        backend.append_audit(namespace, entries)
+        backend.flush()
+        assert ["first", "second", "later"] == [
+            a.detail["content"] for a in backend.audit(namespace)
+        ]
+        assert ["create", "merge"] == [a.op for a in backend.audit(namespace, "m2")]
+        assert 2 == backend.purge_audit(namespace, ["m2"])
+        backend.flush()
+        assert ["m1"] == [a.memory_id for a in backend.audit(namespace)]
+        assert 1 == backend.purge_audit(namespace)
+        backend.flush()
+        assert [] == backend.audit(namespace)
+
+    def test_namespaces_and_count(self, backend: MemoryBackend, namespace: str) -> None:
+        """A namespace with records is listed and counted; an empty one is not."""
+        put(backend, namespace, rec(namespace, "x"), rec(namespace, "y"))
+        assert namespace in backend.namespaces()
+        assert namespace + "-empty" not in backend.namespaces()
+        assert 2 == backend.count(namespace, Where())
+        assert 0 == backend.count(namespace + "-empty", Where())
+
+    def test_namespaces_are_isolated(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """Nothing of one namespace is visible from another, even with the same ids."""
+        other = namespace + "-b"
+        mine = rec(namespace, "Maya's secret plan")
+        theirs = mine.replace(namespace=other, content="someone else's plan")
+        put(backend, namespace, mine)
+        put(backend, other, theirs)
+        backend.add_edges(namespace, [edge(namespace, mine.id, "x", EdgeType.CAUSES)])
+        backend.append_audit(namespace, [AuditEntry(namespace, mine.id, "create", T0)])
+        backend.flush()
+        assert ["someone else's plan"] == contents(backend.get(other, [mine.id]))
+        assert ["Maya's secret plan"] == contents(backend.get(namespace, [mine.id]))
+        q = mine.dense
+        assert ["someone else's plan"] == [
+            h.record.content for h in backend.search_dense(other, q, Where(), limit=10)
+        ]
+        assert [] == backend.search_lexical(other, terms("secret"), Where(), limit=10)
+        assert [] == backend.edges(other, [mine.id])
+        assert [] == backend.audit(other)
+        assert 1 == backend.delete(other, [mine.id])
+        backend.flush()
+        assert [mine.id] == [r.id for r in backend.get(namespace, [mine.id])]
+
+    def test_quotes_and_backslashes_survive_filters(
+        self, backend: MemoryBackend
+    ) -> None:
+        """Namespaces and thread ids with quotes and backslashes are escaped, not injected."""
+        namespace = 'o"brien\\ or 1==1'
+        r = rec(namespace, 'she said "hi"', thread_id='t"1\\')
+        put(backend, namespace, r)
+        assert [r.id] == [
+            x.id for x in backend.query(namespace, Where(thread_id='t"1\\'))
+        ]
+        assert [] == backend.query("o", Where(statuses=()))
+
+    def test_reading_an_unknown_namespace_is_empty(
+        self, backend: MemoryBackend
+    ) -> None:
+        """An unknown namespace gives empty results everywhere, not an error."""
+        ns = "never-written-namespace"
+        vector = rec(ns, "x").dense
+        assert [] == backend.query(ns, Where())
+        assert [] == backend.search_dense(ns, vector, Where(), limit=5)
+        assert [] == backend.search_lexical(ns, ["x"], Where(), limit=5)
+        assert [] == backend.audit(ns)
+        assert 0 == backend.count(ns, Where())

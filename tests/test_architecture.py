@@ -1,0 +1,234 @@
+"""The layering of docs/architecture.md, checked on every import in the package.
+
+Imports are read with ``ast`` (function-local ones included), so a cycle or a
+reach across layers cannot hide behind lazy imports or import order.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "hindsight_lg"
+FRAMEWORKS = ("langgraph", "langchain", "langchain_core")
+
+# layer -> the modules of ours it may import (prefix match on dotted names).
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "model": (),
+    "errors": (),
+    "text": (),
+    "telemetry": ("hindsight_lg.telemetry",),
+    "storage": (
+        "hindsight_lg.backends",
+        "hindsight_lg.model",
+        "hindsight_lg.errors",
+        "hindsight_lg._text",
+        "hindsight_lg.telemetry",
+    ),
+    "embeddings": (
+        "hindsight_lg.embeddings",
+        "hindsight_lg.errors",
+        "hindsight_lg._text",
+        "hindsight_lg.telemetry",
+    ),
+    "engine": (
+        "hindsight_lg.memory",
+        "hindsight_lg.model",
+        "hindsight_lg.errors",
+        "hindsight_lg._text",
+        "hindsight_lg._messages",
+        "hindsight_lg.telemetry",
+        "hindsight_lg.embeddings",
+        # the storage layer's protocol and factories, never a concrete backend
+        "hindsight_lg.backends.base",
+    ),
+}
+# The engine may name the backends package itself (its factories), exactly.
+ENGINE_EXACT = ("hindsight_lg.backends",)
+
+
+def layer_of(module: str) -> str:
+    """The layer a module of ours belongs to."""
+    rest = module.removeprefix("hindsight_lg.")
+    head = rest.split(".")[0]
+    return {
+        "model": "model",
+        "errors": "errors",
+        "_text": "text",
+        "_messages": "text",
+        "telemetry": "telemetry",
+        "backends": "storage",
+        "embeddings": "embeddings",
+        "memory": "engine",
+    }.get(head, "adapter")
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts).removesuffix(".__init__")
+        found[name] = path
+    return found
+
+
+def imports(module: str, path: Path) -> list[tuple[str, str | None]]:
+    """(imported module, imported name or None) for every import in a file."""
+    is_package = path.name == "__init__.py"
+    base = module if is_package else module.rpartition(".")[0]
+    out: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:
+                anchor = base.rsplit(".", node.level - 1)[0] if node.level > 1 else base
+                target = f"{anchor}.{target}".rstrip(".")
+            out += [(target, a.name) for a in node.names]
+    return out
+
+
+def package_of(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def violations() -> list[str]:
+    """Every import that breaks a rule, as readable lines."""
+    found = []
+    mods = modules()
+    for module, path in sorted(mods.items()):
+        layer = layer_of(module)
+        home = package_of(module, path)
+        for target, name in imports(module, path):
+            found += _check(module, layer, home, target, name, mods)
+    return found
+
+
+def _check(
+    module: str,
+    layer: str,
+    home: str,
+    target: str,
+    name: str | None,
+    mods: dict[str, Path],
+) -> list[str]:
+    problems = []
+    full = f"{target}.{name}" if name and f"{target}.{name}" in mods else target
+    if target.split(".")[0] in FRAMEWORKS and layer != "adapter":
+        problems.append(f"{module} ({layer}) imports {target}")
+    if not target.startswith("hindsight_lg"):
+        return problems
+    if layer in ALLOWED and not (
+        any(full == a or full.startswith(a + ".") for a in ALLOWED[layer])
+        or (layer == "engine" and full in ENGINE_EXACT)
+    ):
+        problems.append(f"{module} ({layer}) imports {full}")
+    private = [i for i, part in enumerate(full.split(".")) if part.startswith("_")]
+    if private and not part_is_dunder(full, private[0]):
+        owner = ".".join(full.split(".")[: private[0]])
+        if not (home == owner or home.startswith(owner + ".")):
+            problems.append(f"{module} imports {full}, private to {owner}")
+    if name and name.startswith("_") and not name.startswith("__"):
+        owner = (
+            target
+            if target in mods and mods[target].name == "__init__.py"
+            else (target.rpartition(".")[0])
+        )
+        if not (home == owner or home.startswith(owner + ".")):
+            problems.append(f"{module} imports private {name} from {target}")
+    return problems
+
+
+def part_is_dunder(full: str, index: int) -> bool:
+    part = full.split(".")[index]
+    return part.startswith("__") and part.endswith("__")
+
+
+def test_every_import_respects_the_layers() -> None:
+    """Model at the bottom, storage below the engine, frameworks only in adapters."""
+    assert [] == violations()
+
+
+def test_the_checker_catches_an_engine_reaching_into_a_concrete_backend() -> None:
+    """The rules fire on the imports this architecture forbids."""
+    mods = {"hindsight_lg.backends.milvus": Path("x")}
+    assert _check(
+        "hindsight_lg.memory.engine",
+        "engine",
+        "hindsight_lg.memory",
+        "hindsight_lg.backends.milvus",
+        "MilvusBackend",
+        mods,
+    )
+    assert _check(
+        "hindsight_lg.backends.base",
+        "storage",
+        "hindsight_lg.backends",
+        "hindsight_lg.memory.engine",
+        "HindsightMemory",
+        mods,
+    )
+    assert _check(
+        "hindsight_lg.memory.engine",
+        "engine",
+        "hindsight_lg.memory",
+        "langgraph.graph",
+        "StateGraph",
+        mods,
+    )
+    assert _check(
+        "hindsight_lg.checkpointers._base",
+        "adapter",
+        "hindsight_lg.checkpointers",
+        "hindsight_lg.nodes._run",
+        "Identity",
+        mods,
+    )
+    assert _check(
+        "hindsight_lg.telemetry",
+        "telemetry",
+        "hindsight_lg.telemetry",
+        "hindsight_lg.model",
+        "Kind",
+        mods,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_any_module_imports_first(name: str) -> None:
+    """Each module imports on its own, in a fresh interpreter: no order-only cycles."""
+    if name.startswith(("hindsight_lg.nodes.middleware", "hindsight_lg.bench")):
+        pytest.importorskip("langchain" if "middleware" in name else "matplotlib")
+    done = subprocess.run(
+        [sys.executable, "-c", f"import {name}"], capture_output=True, text=True
+    )
+    assert (0, "") == (done.returncode, done.stderr)
+
+
+def test_the_package_imports_without_torch_or_flagembedding() -> None:
+    """``import hindsight_lg`` loads neither torch nor FlagEmbedding."""
+    code = (
+        "import sys, hindsight_lg; "
+        "print(sorted(m for m in ('torch', 'FlagEmbedding') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "[]" == done.stdout.strip()
+
+
+def test_public_names_import() -> None:
+    """The paths users write keep working."""
+    for path, name in [
+        ("hindsight_lg", "HindsightMemory"),
+        ("hindsight_lg.nodes", "add_hindsight"),
+        ("hindsight_lg.checkpointers", "HindsightSaver"),
+        ("hindsight_lg.store", "HindsightStore"),
+        ("hindsight_lg.backends.milvus", "MilvusBackend"),
+    ]:
+        assert hasattr(importlib.import_module(path), name)

@@ -50,7 +50,6 @@ RERANK = "hindsight.rerank"
 MERGE = "hindsight.merge"
 SUPERSEDE = "hindsight.supersede"
 WRITE = "hindsight.write"
-STORE_WRITE = WRITE  # the older name of the write stage
 STORE_PREFIX = "hindsight.store."
 UPDATE = "hindsight.update"
 FORGET = "hindsight.forget"

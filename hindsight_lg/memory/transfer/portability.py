@@ -1,4 +1,4 @@
-"""Export, import and verified forgetting of one namespace.
+"""Export and import of one namespace (verified forgetting: ``lifecycle.erasure``).
 
 The export format is JSON Lines: a header, then one line per record, edge and
 audit entry, then an ``end`` line with the counts (a file cut short is caught,

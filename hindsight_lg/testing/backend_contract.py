@@ -11,7 +11,8 @@ LangGraph's checkpoint conformance suite is run against a saver::
         @pytest.fixture
         def backend(self):
             backend = MyBackend(...)
-            backend.setup(dim=384, model_id="hashing-384")
+            embedder = HashingEmbedder()
+            backend.setup(dim=embedder.dim, model_id=embedder.model_id)
             yield backend
             backend.close()
 

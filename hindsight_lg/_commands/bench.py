@@ -17,7 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     bench = sub.add_parser("bench", help="benchmarks: locomo, scale, overhead")
     kinds = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
 
-    p = kinds.add_parser("locomo", help="LoCoMo evidence recall against baselines")
+    p = kinds.add_parser(
+        "locomo", help="LoCoMo evidence recall and answer coverage against baselines"
+    )
     p.add_argument("--data", default=DEFAULT_DATA, help="path to locomo10.json")
     p.add_argument("--budget", default="250,500,1000", help="token budgets")
     p.add_argument("--embedder", default="minilm", help="hashing, minilm, bge-m3, path")
@@ -25,7 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--questions", type=int, default=None, help="per conversation")
     p.add_argument("--turns", type=int, default=None, help="replay only the first N")
     p.add_argument("--uri", default=":memory:", help=":memory:, lite, or a URI")
-    p.add_argument("-k", type=int, default=200, help="memories at most (default: fill)")
+    p.add_argument(
+        "-k", type=int, default=None, help="memories at most (default: recall's own)"
+    )
     p.add_argument("--out", default="bench-out/locomo", help="report folder")
     p.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
     p.add_argument(

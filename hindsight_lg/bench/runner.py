@@ -31,7 +31,8 @@ class LocomoConfig:
     embedder: str = "minilm"
     uri: str = ":memory:"
     out: Path = Path("bench-out/locomo")
-    k: int | None = 200
+    # None: recall's own default, so the tables show what users get.
+    k: int | None = None
     questions: int | None = None
     turns: int | None = None
     cache: bool = True
@@ -121,16 +122,39 @@ def machine() -> str:
     )
 
 
+_TITLES = {"recall": "evidence recall", "coverage": "answer coverage"}
+
+
+def _section(cfg: LocomoConfig, run: Run, name: str, convs: list[int]) -> list[str]:
+    parts: list[str] = []
+    slug = name.split(" (")[0].replace(" ", "-")
+    for measure, title in _TITLES.items():
+        for budget in cfg.budgets:
+            cells = table(run.scores, budget, convs, measure)
+            parts += [
+                "",
+                f"## {name}, {title}, {budget} tokens",
+                "",
+                recall_table(cells),
+            ]
+            if measure == "recall":
+                png = cfg.out / f"recall-{slug}-{budget}.png"
+                plot_recall(cells, png, f"LoCoMo {title}, {name}, {budget} tokens")
+                parts.append(f"\n![{name} {budget}]({png.name})")
+    return parts
+
+
 def write_report(cfg: LocomoConfig, run: Run, command: str) -> Path:
     """Markdown report, plots and raw scores in ``cfg.out``; returns the report path."""
     cfg.out.mkdir(parents=True, exist_ok=True)
+    k = "recall's default" if cfg.k is None else str(cfg.k)
     parts = [
-        "# LoCoMo evidence recall",
+        "# LoCoMo evidence recall and answer coverage",
         "",
         f"Command: `{command}`  ",
         f"Machine: {machine()}  ",
         f"Embedder: {cfg.embedder}; store: {cfg.uri}; conversations: "
-        f"{','.join(map(str, cfg.conversations))}; k: {cfg.k}",
+        f"{','.join(map(str, cfg.conversations))}; k: {k}",
     ]
     if run.turns:
         parts += [
@@ -140,13 +164,7 @@ def write_report(cfg: LocomoConfig, run: Run, command: str) -> Path:
             "from the cache; see `bench scale` for capture throughput)",
         ]
     for name, convs in groups(cfg.conversations).items():
-        for budget in cfg.budgets:
-            cells = table(run.scores, budget, convs)
-            parts += ["", f"## {name}, {budget} tokens", "", recall_table(cells)]
-            slug = name.split(" (")[0].replace(" ", "-")
-            png = cfg.out / f"recall-{slug}-{budget}.png"
-            plot_recall(cells, png, f"LoCoMo evidence recall, {name}, {budget} tokens")
-            parts.append(f"\n![{name} {budget}]({png.name})")
+        parts += _section(cfg, run, name, convs)
     parts += ["", "## Recall against budget", "", "![budget](recall-budget.png)"]
     _plot_budget(cfg, run)
     report = cfg.out / "report.md"
@@ -170,10 +188,13 @@ def _plot_budget(cfg: LocomoConfig, run: Run) -> None:
 
 
 def headline(cfg: LocomoConfig, run: Run) -> str:
-    """The table printed at the end: every budget over all chosen conversations."""
+    """The tables printed at the end: both measures, every budget, per group."""
     out = []
-    for budget in cfg.budgets:
-        out += [f"\n{budget} tokens", recall_table(table(run.scores, budget))]
+    for name, convs in groups(cfg.conversations).items():
+        for measure, title in _TITLES.items():
+            for budget in cfg.budgets:
+                cells = table(run.scores, budget, convs, measure)
+                out += [f"\n{name}, {title}, {budget} tokens", recall_table(cells)]
     return "\n".join(out)
 
 

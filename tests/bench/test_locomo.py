@@ -9,9 +9,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight_lg.bench.baselines import RawTurnIndex, fill_budget, line_cost, rrf
-from hindsight_lg.bench.evaluate import evidence_recall
+from hindsight_lg.bench.baselines import (
+    RawTurnIndex,
+    fill_budget,
+    line_cost,
+    rrf,
+    stream_priors,
+)
+from hindsight_lg.bench.evaluate import (
+    Score,
+    answer_coverage,
+    answer_words,
+    evidence_recall,
+    gold_words,
+    table,
+)
 from hindsight_lg.bench.locomo import (
+    DialogueTurn,
+    Question,
     load_locomo,
     normalise_evidence,
     parse_range,
@@ -120,3 +135,58 @@ def test_bm25_baseline_ranks_the_turn_sharing_rare_words(locomo_file: Path) -> N
 def test_conversation_ranges_parse() -> None:
     """Ranges and lists of conversation indexes parse to sorted indexes."""
     assert [0, 2, 5, 6, 7] == parse_range("5-7,0,2")
+
+
+def test_answer_coverage_counts_answer_words_the_question_lacks() -> None:
+    """Coverage looks only for the answer's own content words, in the text read."""
+    wanted = answer_words("Where does Ann work?", "Ann works at the Lisbon zoo")
+    assert {"lisbon", "zoo"} == wanted
+    assert 0.5 == answer_coverage(wanted, "- Ann: I feed the lions at the zoo")
+    assert answer_coverage(set(), "anything") is None
+
+
+def test_adversarial_questions_have_nothing_to_cover() -> None:
+    """An adversarial question's stored answer is the trap, so it is not scored."""
+    trap = Question("What did Bo adopt?", 5, ("D1:1",), "a puppy")
+    plain = Question("What did Ann adopt?", 1, ("D1:1",), "a puppy")
+    assert set() == gold_words(trap)
+    assert {"puppi"} <= gold_words(plain) or {"puppy"} <= gold_words(plain)
+
+
+def test_coverage_table_leaves_out_questions_without_a_value() -> None:
+    """The coverage table averages only questions that have something to cover."""
+    scores = [
+        Score(0, 1, "hybrid", 250, 1.0, 1, 10, 0.5),
+        Score(0, 5, "hybrid", 250, 0.0, 1, 10, None),
+    ]
+    cells = table(scores, 250, measure="coverage")["hybrid"]
+    assert (0.5, 1.0) == (cells["overall"], cells["questions"])
+    assert 0.5 == table(scores, 250)["hybrid"]["overall"]
+
+
+def test_recent_baseline_returns_the_latest_turns(locomo_file: Path) -> None:
+    """The recent-context baseline ranks turns newest first, whatever the question."""
+    [conv] = load_locomo(locomo_file)
+    index = RawTurnIndex(conv.turns, HashingEmbedder())
+    assert ["D2:1", "D1:2", "D1:1"] == index.rank("recent", "the kayak photo")
+    assert ["D2:1"] == index.retrieve(
+        index.rank("recent", "x"), line_cost(index.lines["D2:1"])
+    )
+
+
+def _turn(dia_id: str, text: str, hours: float) -> DialogueTurn:
+    return DialogueTurn(dia_id, "Ann", text, hours * 3600.0, 1)
+
+
+def test_stream_baseline_weighs_recency_importance_and_relevance() -> None:
+    """Equal relevance: the memory stream prefers the newer and more salient turn."""
+    turns = [
+        _turn("old", "ok", 0.0),
+        _turn("new", "I love hiking in the Harz", 10.0),
+        _turn("mid", "I like tea", 5.0),
+    ]
+    priors = stream_priors(turns)
+    assert priors[1] == max(priors) and priors[0] == min(priors)
+    index = RawTurnIndex(turns, HashingEmbedder())
+    assert "new" == index.rank("stream", "zzz unrelated")[0]
+    assert "mid" == index.rank("stream", "I like tea")[0]

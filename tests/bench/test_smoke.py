@@ -15,7 +15,7 @@ needs_data = pytest.mark.skipif(not DATA.exists(), reason=f"{DATA} not present")
 
 @needs_data
 def test_locomo_slice_scores_every_system_within_budget(tmp_path: Path) -> None:
-    """A tiny slice scores memory and the three baselines and writes the report."""
+    """A tiny slice scores memory and the five baselines on both measures."""
     cfg = LocomoConfig(
         data=DATA,
         conversations=(0,),
@@ -28,16 +28,19 @@ def test_locomo_slice_scores_every_system_within_budget(tmp_path: Path) -> None:
     )
     run = run_locomo(cfg)
     systems = {s.system for s in run.scores}
-    assert {"hindsight", "dense", "bm25", "hybrid"} == systems
-    assert 16 == len(run.scores)
+    assert {"hindsight", "dense", "bm25", "hybrid", "recent", "stream"} == systems
+    assert 24 == len(run.scores)
     assert all(0.0 <= s.recall <= 1.0 and s.tokens <= 250 for s in run.scores)
+    covered = [s.coverage for s in run.scores if s.coverage is not None]
+    assert covered and all(0.0 <= c <= 1.0 for c in covered)
     report = write_report(cfg, run, "test")
     assert "hindsight / hybrid" in report.read_text()
+    assert "## all, answer coverage, 250 tokens" in report.read_text()
     assert (cfg.out / "recall-all-250.png").stat().st_size > 0
     assert "overall" in headline(cfg, run)
     merged = tmp_path / "merged"
     assert 0 == main(["bench", "locomo", "--merge", str(cfg.out), "--out", str(merged)])
-    assert "## all, 250 tokens" in (merged / "report.md").read_text()
+    assert "## all, evidence recall, 250 tokens" in (merged / "report.md").read_text()
 
 
 def test_overhead_command_runs_or_explains(

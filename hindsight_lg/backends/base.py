@@ -14,7 +14,10 @@ from typing import Protocol, runtime_checkable
 
 from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord, Scope
 
-_MAX_NAMESPACE = 256
+# Bytes of UTF-8, not characters: Milvus VARCHAR(512) fields count bytes, and a
+# Milvus server refuses a longer value (Milvus Lite stores it), so every backend
+# accepts exactly what the strictest one can store.
+MAX_NAMESPACE_BYTES = 512
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 
 
@@ -22,22 +25,27 @@ def check_namespace(namespace: str) -> str:
     """Validate a namespace; returns it unchanged.
 
     Raises:
-        ValueError: empty, too long, or containing control, format or
-            surrogate characters.
+        ValueError: empty, longer than 512 bytes of UTF-8, or containing
+            control, format or surrogate characters.
         TypeError: not a string.
     """
     if not isinstance(namespace, str):
         raise TypeError(f"namespace must be a str, not {type(namespace).__name__}")
     if not namespace or not namespace.strip():
         raise ValueError("namespace must be a non-empty string (a user or tenant id)")
-    if len(namespace) > _MAX_NAMESPACE:
-        raise ValueError(f"namespace is longer than {_MAX_NAMESPACE} characters")
     if any(unicodedata.category(ch) in _HIDDEN_CATEGORIES for ch in namespace):
         # Control, format (bidi overrides, zero-width) and surrogate characters
         # let two tenant ids look alike on screen while differing in storage.
         raise ValueError(
             "namespace must not contain control, format (e.g. right-to-left "
             "override, zero-width) or surrogate characters"
+        )
+    size = len(namespace.encode("utf-8"))  # no surrogates left: cannot fail
+    if size > MAX_NAMESPACE_BYTES:
+        raise ValueError(
+            f"namespace is {size} bytes of UTF-8, over the limit of "
+            f"{MAX_NAMESPACE_BYTES} (a non-ASCII character takes 2 to 4 bytes): "
+            "use a shorter tenant id, or a hash of a long one"
         )
     return namespace
 

@@ -134,13 +134,39 @@ class BackendContract:
         with pytest.raises(ValueError, match="belongs to"):
             backend.upsert(namespace, [rec(namespace + "-other", "x")])
 
-    @pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "x" * 300])
+    @pytest.mark.parametrize(
+        "bad", ["", "   ", "a\x00b", "x" * 513, "\U0001f600" * 129, "\u00e9" * 257]
+    )
     def test_invalid_namespace_is_rejected(
         self, backend: MemoryBackend, bad: str
     ) -> None:
-        """Empty, blank, control-character and overlong namespaces are caller errors."""
+        """Empty, blank, control-character and over-512-byte namespaces are refused."""
         with pytest.raises(ValueError):
             backend.query(bad, Where())
+
+    @pytest.mark.parametrize("filler", ["x", "\U0001f600"], ids=["ascii", "emoji"])
+    def test_the_longest_valid_namespace_is_stored(
+        self, backend: MemoryBackend, filler: str
+    ) -> None:
+        """A namespace of exactly 512 bytes of UTF-8 is written, edged and read back."""
+        unique = uuid.uuid4().hex  # 32 bytes: a fresh tenant on a shared backend
+        namespace = unique + filler * (480 // len(filler.encode()))
+        assert 512 == len(namespace.encode())
+        r = rec(namespace, "the longest tenant id")
+        put(backend, namespace, r)
+        backend.add_edges(
+            namespace, [Edge(namespace, r.id, "entity:x", EdgeType.MENTIONS)]
+        )
+        backend.append_audit(namespace, [AuditEntry(namespace, r.id, "create")])
+        backend.flush()
+        try:
+            assert [r.id] == [x.id for x in backend.query(namespace, Where())]
+            assert 1 == len(backend.edges(namespace, [r.id]))
+            assert ["create"] == [a.op for a in backend.audit(namespace)]
+        finally:
+            backend.delete_edges(namespace, [r.id])
+            backend.purge_audit(namespace)
+            backend.delete(namespace, [r.id])
 
     def test_query_returns_newest_event_first_within_limit(
         self, backend: MemoryBackend, namespace: str

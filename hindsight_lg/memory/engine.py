@@ -42,6 +42,7 @@ from hindsight_lg.memory.capture import (
 from hindsight_lg.memory.lifecycle import ClusterParams, Lifecycle, Progress
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult, Searcher
+from hindsight_lg.memory.timeparse import check_event_time
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -206,7 +207,9 @@ class HindsightMemory:
             with a spool, ``[]`` when the store failed and the turn waits there.
 
         Raises:
-            ValueError: empty namespace, bytes or binary content.
+            ValueError: empty namespace, bytes or binary content, or an
+                ``event_time`` that is NaN, infinite or outside years 1-9999.
+            TypeError: an ``event_time`` that is not a number.
         """
         check_namespace(namespace)
         kwargs: dict[str, Any] = {
@@ -214,7 +217,9 @@ class HindsightMemory:
             "agent_id": agent_id,
             "thread_id": thread_id,
             "speaker": speaker,
-            "event_time": self.clock() if event_time is None else event_time,
+            "event_time": (
+                self.clock() if event_time is None else check_event_time(event_time)
+            ),
             "source_ids": source_ids,
             "scope": scope,
         }
@@ -321,9 +326,13 @@ class HindsightMemory:
             How many messages were queued (a plain text counts as one).
 
         Raises:
-            ValueError: empty namespace.
+            ValueError: empty namespace, or an ``event_time`` out of range.
+            TypeError: an ``event_time`` that is not a number.
         """
         check_namespace(namespace)
+        if kwargs.get("event_time") is not None:
+            # Checked here, not on the worker, where the caller never sees it.
+            check_event_time(kwargs["event_time"])
         if isinstance(messages_or_text, str):
             text = {"messages_or_text": messages_or_text, "namespace": namespace}
             self.worker.submit({**text, **kwargs})

@@ -3,6 +3,9 @@
 Windows are relative to a reference time: the query's time at recall, the
 event's time at capture. Only expressions found in the text are resolved;
 anything else gives ``None`` so the caller searches without a time filter.
+A phrase whose date falls outside what a calendar can hold ("december 9999",
+"99999999 days ago", "0000年1月") is not a window either: it is ignored, never
+raised, because it arrives in a user's message on the turn's path.
 
 Example:
     >>> from datetime import datetime, UTC
@@ -15,10 +18,16 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
 
+_T = TypeVar("_T")
 _DAY = 86400.0
+# A day inside each end of datetime's range, so local-time conversions fit too.
+_EARLIEST = datetime(1, 1, 2, tzinfo=UTC).timestamp()
+_LATEST = datetime(9999, 12, 30, tzinfo=UTC).timestamp()
 MONTHS = {
     m: i + 1
     for i, m in enumerate(
@@ -84,6 +93,12 @@ def _window(start: datetime, days: float, phrase: str) -> TimeWindow:
     return TimeWindow(begin, begin + days * _DAY, phrase)
 
 
+def _simple_window(
+    start: Callable[[], datetime], days: float, phrase: str
+) -> TimeWindow:
+    return _window(start(), days, phrase)
+
+
 def _cn_number(text: str) -> int | None:
     if text.isdigit():
         return int(text)
@@ -107,25 +122,30 @@ def _month_window(year: int, month: int, phrase: str) -> TimeWindow:
 def _english(text: str, ref: datetime) -> TimeWindow | None:
     low = text.lower()
     today = _day_start(ref)
-    simple = {
-        "today": (today, 1),
-        "tonight": (today, 1),
-        "yesterday": (today - timedelta(1), 1),
-        "tomorrow": (today + timedelta(1), 1),
-        "last week": (today - timedelta(today.weekday() + 7), 7),
-        "this week": (today - timedelta(today.weekday()), 7),
-        "next week": (today + timedelta(7 - today.weekday()), 7),
-        "last weekend": (today - timedelta(today.weekday() + 2), 2),
-        "last month": (today.replace(day=1) - timedelta(1), 0),
-        "last year": (datetime(ref.year - 1, 1, 1, tzinfo=UTC), 365),
-        "this year": (datetime(ref.year, 1, 1, tzinfo=UTC), 366),
-        "next year": (datetime(ref.year + 1, 1, 1, tzinfo=UTC), 366),
+    # Each start is computed only when its phrase is present: near the ends
+    # of the calendar, "next year" has no start while "today" still does.
+    simple: dict[str, tuple[Callable[[], datetime], int]] = {
+        "today": (lambda: today, 1),
+        "tonight": (lambda: today, 1),
+        "yesterday": (lambda: today - timedelta(1), 1),
+        "tomorrow": (lambda: today + timedelta(1), 1),
+        "last week": (lambda: today - timedelta(today.weekday() + 7), 7),
+        "this week": (lambda: today - timedelta(today.weekday()), 7),
+        "next week": (lambda: today + timedelta(7 - today.weekday()), 7),
+        "last weekend": (lambda: today - timedelta(today.weekday() + 2), 2),
+        "last month": (lambda: today.replace(day=1) - timedelta(1), 0),
+        "last year": (lambda: datetime(ref.year - 1, 1, 1, tzinfo=UTC), 365),
+        "this year": (lambda: datetime(ref.year, 1, 1, tzinfo=UTC), 366),
+        "next year": (lambda: datetime(ref.year + 1, 1, 1, tzinfo=UTC), 366),
     }
     for phrase, (start, days) in simple.items():
         if re.search(rf"\b{phrase}\b", low):
+            day = _safe(start)
+            if day is None:
+                return None
             if phrase == "last month":
-                return _month_window(start.year, start.month, phrase)
-            return _window(start, days, phrase)
+                return _safe(_month_window, day.year, day.month, phrase)
+            return _safe(_window, day, days, phrase)
     return _english_patterns(low, ref, today)
 
 
@@ -192,13 +212,13 @@ def _weekday(today: datetime, target: int, which: str, phrase: str) -> TimeWindo
 
 def _chinese(text: str, ref: datetime) -> TimeWindow | None:
     today = _day_start(ref)
-    simple = {
-        "今天": (today, 1),
-        "昨天": (today - timedelta(1), 1),
-        "前天": (today - timedelta(2), 1),
-        "明天": (today + timedelta(1), 1),
-        "后天": (today + timedelta(2), 1),
-        "去年": (datetime(ref.year - 1, 1, 1, tzinfo=UTC), 365),
+    simple: dict[str, tuple[Callable[[], datetime], int]] = {
+        "今天": (lambda: today, 1),
+        "昨天": (lambda: today - timedelta(1), 1),
+        "前天": (lambda: today - timedelta(2), 1),
+        "明天": (lambda: today + timedelta(1), 1),
+        "后天": (lambda: today + timedelta(2), 1),
+        "去年": (lambda: datetime(ref.year - 1, 1, 1, tzinfo=UTC), 365),
     }
     m = re.search(r"(上|下|这|本)(?:周|星期|个?礼拜)([一二三四五六日天])", text)
     if m:
@@ -225,7 +245,7 @@ def _chinese(text: str, ref: datetime) -> TimeWindow | None:
         return _month_window(year, month, m.group(0))
     for phrase, (start, days) in simple.items():
         if phrase in text:
-            return _window(start, days, phrase)
+            return _safe(_simple_window, start, days, phrase)
     m = re.search(r"(上|下|这|本)(?:周|星期|个?礼拜)", text)
     if m:
         offset = {"上": -7, "下": 7}.get(m.group(1), 0)
@@ -236,7 +256,59 @@ def _chinese(text: str, ref: datetime) -> TimeWindow | None:
     return None
 
 
+def _safe(build: Callable[..., _T], *args: Any) -> _T | None:
+    """``build(*args)``, or ``None`` when its date is past the calendar's ends.
+
+    ``datetime`` holds years 1 to 9999: "december 9999" needs January 10000,
+    "99999999 days ago" a year before 1, "99999999年前" an int past C's.
+    Big digit strings fail in ``int()`` with ``ValueError`` too.
+    """
+    try:
+        return build(*args)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
 def find_window(text: str, ref: float) -> TimeWindow | None:
-    """The first time expression in ``text`` resolved against ``ref`` (POSIX seconds)."""
-    ref_dt = to_dt(ref)
-    return _chinese(text, ref_dt) or _english(text, ref_dt)
+    """The first time expression in ``text`` resolved against ``ref`` (POSIX seconds).
+
+    Returns:
+        The window, or ``None`` when the text names no time, or names one
+        outside the calendar (year 0, year 10000, ...), or ``ref`` itself is
+        not a representable time.
+    """
+    ref_dt = _safe(to_dt, ref)
+    if ref_dt is None:
+        return None
+    for parse in (_chinese, _english):
+        window = _safe(parse, text, ref_dt)
+        if window is not None:
+            return window
+    return None
+
+
+def check_event_time(value: object) -> float:
+    """``value`` as POSIX seconds, checked to be a time a calendar can hold.
+
+    Args:
+        value: seconds since the epoch (an ``int`` or ``float``).
+
+    Returns:
+        The value as a ``float``.
+
+    Raises:
+        TypeError: not a number (a string, a bool, a datetime).
+        ValueError: NaN, infinite, or outside years 1 to 9999.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"event_time must be POSIX seconds (int or float), not "
+            f"{type(value).__name__}: use datetime.timestamp()"
+        )
+    seconds = float(value)
+    if not _EARLIEST <= seconds <= _LATEST:  # NaN fails both comparisons
+        raise ValueError(
+            f"event_time {value!r} is not a time between the years 1 and 9999: "
+            "pass POSIX seconds, e.g. datetime.now(UTC).timestamp()"
+        )
+    return seconds

@@ -192,3 +192,44 @@ def test_valid_structured_output_is_used() -> None:
     ]
     assert [Kind.PREFERENCE, Kind.TASK] == [r.kind for r in written]
     assert ["Lisbon"] == written[1].entities
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what did I do 99999999 days ago?",
+        "december 9999",
+        "9999年12月的事",
+        "january 0000",
+        "0000年1月",
+    ],
+)
+def test_time_phrases_past_the_calendar_never_crash(text: str) -> None:
+    """Recall and capture ignore a time phrase outside years 1-9999 as a window."""
+    with HindsightMemory(
+        InMemoryBackend(), HashingEmbedder(), clock=FrozenClock()
+    ) as memory:
+        memory.capture("I went hiking in the Harz", namespace="u1")
+        written = memory.capture(f"I remember {text}", namespace="u1")
+        result = memory.recall(text, namespace="u1", timeout=None)
+    assert written and all(r.mentioned_time is None for r in written)
+    assert result.timed_out is False
+
+
+@pytest.mark.parametrize("when", [float("inf"), float("-inf"), float("nan"), 1e20])
+def test_out_of_range_event_time_is_a_value_error_at_the_api(when: float) -> None:
+    """capture and submit refuse an event_time no calendar holds, before any write."""
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder()) as memory:
+        with pytest.raises(ValueError, match="event_time"):
+            memory.capture("I like tea", namespace="u1", event_time=when)
+        with pytest.raises(ValueError, match="event_time"):
+            memory.submit("I like tea", namespace="u1", event_time=when)
+        memory.flush()
+        assert [] == memory.list_memories("u1", history=True)
+
+
+def test_event_time_of_the_wrong_type_is_a_type_error() -> None:
+    """A string event_time is a TypeError that names datetime.timestamp()."""
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder()) as memory:
+        with pytest.raises(TypeError, match="timestamp"):
+            memory.capture("I like tea", namespace="u1", event_time="2024-01-01")  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight_lg.memory.timeparse import find_window, to_dt
+from hindsight_lg.memory.timeparse import check_event_time, find_window, to_dt
 
 # Wednesday 14 June 2023, 15:30 UTC.
 REF = datetime(2023, 6, 14, 15, 30, tzinfo=UTC).timestamp()
@@ -89,3 +89,77 @@ def test_never_raises_and_windows_are_ordered(text: str) -> None:
     """Any text parses without error; a window found has start < end."""
     w = find_window(text, REF)
     assert w is None or w.start < w.end
+
+
+OUT_OF_RANGE = [
+    "what did I do 99999999 days ago?",
+    "december 9999",
+    "9999年12月的事",
+    "january 0000",
+    "0000年1月",
+    "99999999年前",
+    "what happened " + "9" * 5000 + " years ago",
+]
+
+
+@pytest.mark.parametrize("text", OUT_OF_RANGE)
+def test_phrases_past_the_calendar_are_not_windows(text: str) -> None:
+    """A date before year 1 or after year 9999 is ignored, not raised."""
+    assert find_window(text, REF) is None
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        datetime(1, 1, 1, tzinfo=UTC).timestamp(),
+        datetime(9999, 12, 31, 23, tzinfo=UTC).timestamp(),
+        float("inf"),
+        float("nan"),
+        -1e30,
+    ],
+)
+@pytest.mark.parametrize("text", ["next year", "tomorrow", "last year", "去年", "明天"])
+def test_references_at_the_calendar_ends_never_raise(ref: float, text: str) -> None:
+    """Relative phrases at the first or last representable day give a window or None."""
+    w = find_window(text, ref)
+    assert w is None or w.start < w.end
+
+
+def test_today_still_resolves_on_the_last_day_of_the_calendar() -> None:
+    """Near year 9999 "today" resolves even though "next year" cannot."""
+    ref = datetime(9999, 12, 31, 12, tzinfo=UTC).timestamp()
+    w = find_window("what did I do today?", ref)
+    assert w is not None and w.contains(ref)
+
+
+@given(
+    st.text(max_size=40)
+    | st.from_regex(r"\d{1,12} (day|week|month|year)s? ago", fullmatch=True)
+    | st.from_regex(r"(january|dec) \d{4}", fullmatch=True)
+    | st.from_regex(r"\d{1,9}(年|个月|天)前|\d{4}年\d{1,2}月", fullmatch=True),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
+def test_any_phrase_at_any_reference_never_raises(text: str, ref: float) -> None:
+    """Any text at any reference time gives an ordered window or None, never an error."""
+    w = find_window(text, ref)
+    assert w is None or w.start < w.end
+
+
+@pytest.mark.parametrize("value", [0, 1_700_000_000, 1.5e9, -1e9])
+def test_event_times_in_the_calendar_pass(value: float) -> None:
+    """Event times between the years 1 and 9999 pass through as floats."""
+    assert float(value) == check_event_time(value)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 1e20])
+def test_event_times_past_the_calendar_are_value_errors(value: float) -> None:
+    """Infinite, NaN or far-future event times are a clear ValueError."""
+    with pytest.raises(ValueError, match="event_time"):
+        check_event_time(value)
+
+
+@pytest.mark.parametrize("value", ["2024-01-01", True, None, datetime.now(UTC)])
+def test_event_times_that_are_not_numbers_are_type_errors(value: object) -> None:
+    """A string, bool, None or datetime as event_time is a TypeError naming the fix."""
+    with pytest.raises(TypeError, match="timestamp"):
+        check_event_time(value)

@@ -7,6 +7,10 @@ copy into new collections that re-embedding needs.
 
 from __future__ import annotations
 
+from hindsight_lg.backends.milvus import _quiet
 from hindsight_lg.backends.milvus.backend import MilvusBackend
+
+# pymilvus and Milvus Lite noise users cannot act on (see _quiet).
+_quiet.install()
 
 __all__ = ["MilvusBackend"]

@@ -32,7 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("import", help="restore an export")
     add_store_args(p, namespace=False)
     p.add_argument("file", help="the export file")
-    p.add_argument("--namespace", "-n", default=None, help="import under this name")
+    # Required: a tenant named inside a file someone handed over must never
+    # decide whose memory it lands in.
+    p.add_argument(
+        "--namespace",
+        "-n",
+        required=True,
+        help="the tenant to import into (required: the file never picks it)",
+    )
     _passphrase_args(p)
     p.set_defaults(func=cmd_import)
 

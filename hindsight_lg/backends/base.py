@@ -18,6 +18,15 @@ from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord, Scope
 # Milvus server refuses a longer value (Milvus Lite stores it), so every backend
 # accepts exactly what the strictest one can store.
 MAX_NAMESPACE_BYTES = 512
+# What every backend must store, set by the strictest one (a Milvus server):
+# ids (record ids, edge ends, audit memory ids) are VARCHAR(64); agent and
+# thread ids VARCHAR(512); an audit op VARCHAR(32); and each stored document
+# (a record without vectors, an edge, an audit entry) is one JSON field whose
+# compact UTF-8 serialisation may not exceed 65,536 bytes.
+MAX_ID_BYTES = 64
+MAX_NAME_BYTES = 512
+MAX_OP_BYTES = 32
+MAX_DOC_BYTES = 65536
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -13,11 +15,16 @@ from hypothesis import strategies as st
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.cli import main
-from hindsight_lg.errors import ConflictError
+from hindsight_lg.errors import ConflictError, StoreError
 from hindsight_lg.memory.capture.spool import Spool
 from hindsight_lg.memory.lifecycle.erasure import forget_namespace
-from hindsight_lg.memory.transfer.portability import export_namespace, import_namespace
-from hindsight_lg.model import Kind, MemoryRecord, Scope, Status
+from hindsight_lg.memory.transfer.portability import (
+    FORMAT,
+    FORMAT_VERSION,
+    export_namespace,
+    import_namespace,
+)
+from hindsight_lg.model import Edge, EdgeType, Kind, MemoryRecord, Scope, Status
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
@@ -56,7 +63,9 @@ def test_export_import_restores_exactly(
     source.backend.upsert("src", records)
     buffer = io.StringIO()
     export_namespace(source, "src", buffer, vectors=vectors)
-    import_namespace(target, io.StringIO(buffer.getvalue()).readlines())
+    import_namespace(
+        target, io.StringIO(buffer.getvalue()).readlines(), namespace="src"
+    )
     got = {r.id: r.to_dict() for r in target.backend.query("src", _all(), limit=99)}
     assert got == {r.id: r.to_dict() for r in records}
 
@@ -76,9 +85,9 @@ def test_encrypted_export_needs_the_passphrase() -> None:
     assert "blue door" not in buffer.getvalue()
     lines = buffer.getvalue().splitlines()
     with pytest.raises(ValueError, match="wrong passphrase"):
-        import_namespace(_memory(), lines, passphrase="wrong")
+        import_namespace(_memory(), lines, namespace="u", passphrase="wrong")
     target = _memory()
-    import_namespace(target, lines, passphrase="correct horse")
+    import_namespace(target, lines, namespace="u", passphrase="correct horse")
     assert "blue door" in target.list_memories("u")[0].content
 
 
@@ -92,11 +101,16 @@ def test_fuzzed_import_fails_cleanly_and_writes_nothing(garbage: list[str]) -> N
     """Random or truncated files raise ValueError and leave the store empty."""
     memory = _memory()
     header = json.dumps(
-        {"format": "hindsight-lg-export", "version": 1, "namespace": "u"}
+        {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "namespace": "u",
+            "export_id": "e",
+        }
     )
     for lines in (garbage, [header, *garbage]):
         with pytest.raises(ValueError):
-            import_namespace(memory, lines)
+            import_namespace(memory, lines, namespace="u")
     assert memory.backend.namespaces() == []
 
 
@@ -112,7 +126,7 @@ def test_cli_export_import_forget_verify(
         m.spool.append({"messages_or_text": "pending secret", "namespace": "u"})  # type: ignore[union-attr]
     common = ["--embedder", "hashing", "-n", "u"]
     assert main(["export", "--uri", str(src), *common, "-o", str(out)]) == 0
-    assert main(["import", "--uri", str(dst), "--embedder", "hashing", str(out)]) == 0
+    assert main(["import", "--uri", str(dst), *common, str(out)]) == 0
     spool = ["--spool", str(tmp_path / "s")]
     assert main(["forget", "--uri", str(dst), *common, "--verify", "--yes"]) == 0
     capsys.readouterr()
@@ -165,3 +179,184 @@ def test_forget_namespace_leaves_other_tenants(tmp_path: Path) -> None:
     report = forget_namespace(memory, "a", spool=spool)
     assert report.clean and len(memory.list_memories("b")) == 1
     assert len(spool.pending("b")) == 1
+
+
+# -- an export file is untrusted input --------------------------------------
+
+
+def _exported(passphrase: str | None = None, namespace: str = "u") -> list[str]:
+    """An export of two memories (with edges and audit) as a list of lines."""
+    source = _memory()
+    lives = source.remember("Ana lives in Lisbon", namespace=namespace)
+    tea = source.remember("Ana prefers green tea", namespace=namespace)
+    edge = Edge(namespace, lives.id, tea.id, EdgeType.SUPPLEMENTS)
+    source.backend.add_edges(namespace, [edge])
+    buffer = io.StringIO()
+    export_namespace(source, namespace, buffer, passphrase=passphrase)
+    return buffer.getvalue().splitlines()
+
+
+def _edit(
+    lines: list[str], kind: str, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """Apply ``change`` to the data of the last plaintext line of ``kind``."""
+    index = max(i for i, line in enumerate(lines) if f'"type": "{kind}"' in line)
+    item = json.loads(lines[index])
+    change(item["data"])
+    lines[index] = json.dumps(item, ensure_ascii=False)
+
+
+def _set(name: str, value: object) -> Callable[[dict[str, Any]], None]:
+    return lambda data: data.__setitem__(name, value)
+
+
+STORE_LIMITS = {
+    # Each passed the old checks and fails to write on a Milvus server.
+    "audit op over 32 bytes": ("audit", _set("op", "x" * 40)),
+    "id over 64 bytes": ("record", _set("id", "é" * 33)),
+    "agent_id over 512 bytes": ("record", _set("agent_id", "é" * 257)),
+    "thread_id over 512 bytes": ("record", _set("thread_id", "t" * 513)),
+    "stored document over 64 KiB": ("record", _set("content", "\U0001f600" * 16400)),
+    "time past year 9999": ("record", _set("event_time", 1e20)),
+    "edge end over 64 bytes": ("edge", _set("dst", "entity:" + "é" * 30)),
+    "audit memory_id over 64 bytes": ("audit", _set("memory_id", "m" * 65)),
+}
+
+
+@pytest.mark.parametrize("kind, change", STORE_LIMITS.values(), ids=STORE_LIMITS)
+def test_an_item_over_a_store_limit_writes_nothing(
+    kind: str, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """Every item is held to the strictest backend's limits before the first write."""
+    lines = _exported()
+    _edit(lines, kind, change)
+    target = _memory()
+    with pytest.raises(ValueError, match="line [0-9]+: "):
+        import_namespace(target, lines, namespace="u")
+    assert [] == target.backend.namespaces()
+
+
+def test_an_overlong_audit_op_writes_nothing_to_milvus_lite(
+    memory: HindsightMemory, namespace: str
+) -> None:
+    """The reported case: a 40-character op, after two records, leaves the store as it was."""
+    lines = _exported()
+    _edit(lines, "audit", _set("op", "x" * 40))
+    with pytest.raises(ValueError, match="op is longer than 32 bytes"):
+        import_namespace(memory, lines, namespace=namespace)
+    assert 0 == memory.backend.count(namespace, _all())
+
+
+def test_the_target_namespace_is_always_the_callers() -> None:
+    """A file naming tenant 'victim' imports only where the caller says."""
+    lines = _exported(namespace="victim")
+    target = _memory()
+    with pytest.raises(TypeError, match="namespace"):
+        import_namespace(target, lines)  # type: ignore[call-arg]
+    import_namespace(target, lines, namespace="mine")
+    assert ["mine"] == target.backend.namespaces()
+
+
+def test_cli_import_requires_the_target_namespace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`hindsight-lg import FILE` without -n is a usage error and writes nothing."""
+    out, db = tmp_path / "victim.jsonl", tmp_path / "b.db"
+    out.write_text("\n".join(_exported(namespace="victim")) + "\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["import", "--uri", str(db), "--embedder", "hashing", str(out)])
+    assert 2 == exit_info.value.code
+    assert "--namespace" in capsys.readouterr().err
+    assert not db.exists()
+
+
+def test_a_plaintext_file_is_refused_when_a_passphrase_is_given() -> None:
+    """Stripping an export's encryption does not make it importable."""
+    target = _memory()
+    with pytest.raises(ValueError, match="not encrypted"):
+        import_namespace(target, _exported(), namespace="u", passphrase="secret")
+    assert [] == target.backend.namespaces()
+
+
+def _swap(lines: list[str]) -> list[str]:
+    return [lines[0], lines[2], lines[1], *lines[3:]]
+
+
+def _duplicate(lines: list[str]) -> list[str]:
+    return [*lines[:2], lines[1], *lines[2:]]
+
+
+def _drop(lines: list[str]) -> list[str]:
+    return [lines[0], *lines[2:]]
+
+
+def _replace_end(lines: list[str]) -> list[str]:
+    other = _exported(passphrase="correct horse")
+    return [*lines[:-1], other[-1]]
+
+
+TAMPERING = {
+    "lines swapped": (_swap, "out of sequence"),
+    "line duplicated": (_duplicate, "out of sequence"),
+    "line dropped": (_drop, "out of sequence"),
+    # Each export has its own salt, so another export's line does not even
+    # decrypt; the export id inside the line is the second lock.
+    "line from another export": (_replace_end, "cannot decrypt|another export"),
+}
+
+
+@pytest.mark.parametrize("tamper, message", TAMPERING.values(), ids=TAMPERING)
+def test_encrypted_lines_are_bound_to_their_place_and_export(
+    tamper: Callable[[list[str]], list[str]], message: str
+) -> None:
+    """Moving, repeating, dropping or transplanting an encrypted line is refused."""
+    lines = _exported(passphrase="correct horse")
+    target = _memory()
+    with pytest.raises(ValueError, match=message):
+        import_namespace(
+            target, tamper(lines), namespace="u", passphrase="correct horse"
+        )
+    assert [] == target.backend.namespaces()
+
+
+def test_an_edited_header_is_refused() -> None:
+    """The end line authenticates the header: a flipped field fails the import."""
+    lines = _exported(passphrase="correct horse")
+    header = json.loads(lines[0])
+    header["embedder"] = "someone-else"
+    lines[0] = json.dumps(header)
+    with pytest.raises(ValueError, match="header was changed"):
+        import_namespace(_memory(), lines, namespace="u", passphrase="correct horse")
+
+
+def test_duplicate_ids_are_reported_as_such() -> None:
+    """Two records with one id name the duplicate and where it first appeared."""
+    lines = _exported()
+    first = json.loads(lines[1])["data"]["id"]
+    _edit(lines, "record", _set("id", first))
+    with pytest.raises(ValueError, match=f"line 3: duplicate record id '{first}'"):
+        import_namespace(_memory(), lines, namespace="u")
+
+
+def test_an_import_cut_off_by_the_store_says_to_run_it_again() -> None:
+    """A store failure part-way raises StoreError with a note; running again completes."""
+    lines, target = _exported(), _memory()
+    real = target.backend.append_audit
+    target.backend.append_audit = _raise_store_error  # type: ignore[method-assign]
+    with pytest.raises(StoreError) as failure:
+        import_namespace(target, lines, namespace="u")
+    assert "importing the same file again finishes it" in str(failure.value.__notes__)
+    target.backend.append_audit = real  # type: ignore[method-assign]
+    stats = import_namespace(target, lines, namespace="u")
+    assert (2, 2) == (stats.records, len(target.backend.audit("u")))
+
+
+def _raise_store_error(*_: object) -> None:
+    raise StoreError("disk full")
+
+
+def test_a_plaintext_line_from_another_export_is_refused() -> None:
+    """Splicing two plaintext exports together is caught by the export id."""
+    lines, other = _exported(), _exported()
+    with pytest.raises(ValueError, match="line 2: the line belongs to another export"):
+        import_namespace(_memory(), [lines[0], other[1], *lines[2:]], namespace="u")

@@ -1,36 +1,42 @@
 """Validation of imported items: an export file is untrusted input.
 
 ``MemoryRecord.from_dict`` trusts its input; these checks run first so a bad
-file fails with the line number and the field, never deep inside scoring.
+file fails with the line number and the field, never deep inside scoring or
+half-way through writing. Besides types and ranges they hold every item to the
+limits of the strictest backend (``hindsight_lg.backends.base``: a Milvus
+server counts bytes, not characters), so what passes here can be stored.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
-from hindsight_lg.model import AuditEntry, Edge, MemoryRecord
-
-_FLOATS = (
-    "event_time",
-    "created_at",
-    "last_accessed_at",
-    "importance",
-    "confidence",
-    "strength",
-    "half_life_days",
-    "salience",
+from hindsight_lg.backends.base import (
+    MAX_DOC_BYTES,
+    MAX_ID_BYTES,
+    MAX_NAME_BYTES,
+    MAX_NAMESPACE_BYTES,
+    MAX_OP_BYTES,
 )
-_OPTIONAL_FLOATS = ("valid_until", "mentioned_time")
+from hindsight_lg.model import AuditEntry, Edge, MemoryRecord, to_datetime
+
+_TIMES = ("event_time", "created_at", "last_accessed_at")
+_OPTIONAL_TIMES = ("valid_until", "mentioned_time")
+_FLOATS = ("importance", "confidence", "strength", "half_life_days", "salience")
 _INTS = ("access_count", "version")
-_STRS = ("namespace", "content", "agent_id", "summary", "goal", "action", "emotion")
+_TEXTS = ("namespace", "content", "summary", "goal", "action", "emotion")
+_NAMES = ("agent_id", "thread_id")
 _STR_LISTS = ("participants", "entities", "source_ids")
-_MAX_ID = 64  # the Milvus primary-key fields are VARCHAR(64)
-_MAX_TEXT = 65535
 
 
 def _fail(lineno: int, what: str) -> ValueError:
     return ValueError(f"line {lineno}: {what}")
+
+
+def _size(value: str) -> int:
+    return len(value.encode("utf-8", "surrogatepass"))
 
 
 def _is_number(value: Any) -> bool:
@@ -41,35 +47,61 @@ def _is_number(value: Any) -> bool:
     )
 
 
+def _check_time(value: Any, lineno: int, name: str) -> None:
+    # Recall renders times as dates: one a datetime cannot hold would fail
+    # every later recall of the namespace, not this import.
+    try:
+        ok = _is_number(value) and to_datetime(value).year > 0
+    except (OverflowError, OSError, ValueError):
+        ok = False
+    if not ok:
+        raise _fail(lineno, f"{name} must be a POSIX time between years 1 and 9999")
+
+
 def _check_id(value: Any, lineno: int, name: str) -> None:
-    if not isinstance(value, str) or not 0 < len(value) <= _MAX_ID:
-        raise _fail(lineno, f"{name} must be a string of 1 to {_MAX_ID} characters")
+    if not isinstance(value, str) or not 0 < _size(value) <= MAX_ID_BYTES:
+        raise _fail(lineno, f"{name} must be a string of 1 to {MAX_ID_BYTES} bytes")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise _fail(lineno, f"{name} holds control characters")
 
 
-def _check_str(value: Any, lineno: int, name: str) -> None:
-    if not isinstance(value, str) or len(value) > _MAX_TEXT or "\x00" in value:
-        raise _fail(lineno, f"{name} must be text without NUL, at most {_MAX_TEXT}")
+def _check_str(
+    value: Any, lineno: int, name: str, limit: int = MAX_DOC_BYTES, nul: bool = False
+) -> None:
+    if not isinstance(value, str) or (not nul and "\x00" in value):
+        raise _fail(lineno, f"{name} must be text without NUL")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        raise _fail(lineno, f"{name} holds unpaired surrogates")
+    if _size(value) > limit:
+        raise _fail(lineno, f"{name} is longer than {limit} bytes of UTF-8")
 
 
 def _check_scalars(data: dict[str, Any], lineno: int) -> None:
+    for name in _TIMES:
+        if name in data:
+            _check_time(data[name], lineno, name)
+    for name in _OPTIONAL_TIMES:
+        if data.get(name) is not None:
+            _check_time(data[name], lineno, name)
     for name in _FLOATS:
         if name in data and not _is_number(data[name]):
             raise _fail(lineno, f"{name} must be a finite number")
-    for name in _OPTIONAL_FLOATS:
-        if data.get(name) is not None and not _is_number(data[name]):
-            raise _fail(lineno, f"{name} must be a finite number or null")
     for name in _INTS:
         if name in data and (type(data[name]) is not int or data[name] < 0):
             raise _fail(lineno, f"{name} must be a non-negative integer")
-    for name in _STRS:
+    for name in _TEXTS:
         if name in data:
             _check_str(data[name], lineno, name)
+    for name in _NAMES:
+        if name in data:
+            _check_str(data[name], lineno, name, MAX_NAME_BYTES)
     for name in _STR_LISTS:
         value = data.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, list):
             raise _fail(lineno, f"{name} must be a list of strings")
+        for item in value:
+            # Kept only in the stored JSON document, where NUL is escaped.
+            _check_str(item, lineno, f"an item of {name}", nul=True)
 
 
 def _check_vectors(data: dict[str, Any], lineno: int) -> None:
@@ -83,11 +115,31 @@ def _check_vectors(data: dict[str, Any], lineno: int) -> None:
         raise _fail(lineno, "sparse must map term ids to finite numbers")
 
 
+def _check_doc(doc: dict[str, Any], lineno: int, what: str) -> None:
+    """The stored document fits the backend's JSON field (compact UTF-8).
+
+    Sized as if its namespace were the longest allowed: import may write it
+    under any target namespace.
+    """
+    try:
+        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise _fail(lineno, f"{what} cannot be stored as JSON ({exc})") from exc
+    size = _size(text) - _size(doc["namespace"]) + MAX_NAMESPACE_BYTES
+    if size > MAX_DOC_BYTES:
+        raise _fail(
+            lineno,
+            f"{what} takes up to {size} bytes stored, over the limit of "
+            f"{MAX_DOC_BYTES} (content, summary and meta together)",
+        )
+
+
 def check_record(data: Any, lineno: int) -> MemoryRecord:
     """A validated record from an export line's ``data``.
 
     Raises:
-        ValueError: a field is missing, of the wrong type, or out of range.
+        ValueError: a field is missing, of the wrong type, out of range, or
+            larger than the store can hold.
     """
     if not isinstance(data, dict):
         raise _fail(lineno, "a record must be an object")
@@ -102,25 +154,28 @@ def check_record(data: Any, lineno: int) -> MemoryRecord:
     _check_scalars(data, lineno)
     _check_vectors(data, lineno)
     try:
-        return MemoryRecord.from_dict(data)
+        record = MemoryRecord.from_dict(data)
     except (TypeError, ValueError) as exc:
         raise _fail(lineno, f"invalid record ({str(exc)[:120]})") from exc
+    _check_doc(record.to_dict(vectors=False), lineno, "the record")
+    return record
 
 
 def check_edge(data: Any, lineno: int) -> Edge:
     """A validated edge from an export line's ``data``.
 
     Raises:
-        ValueError: a field is missing or of the wrong type.
+        ValueError: a field is missing, of the wrong type or too large.
     """
     if not isinstance(data, dict):
         raise _fail(lineno, "an edge must be an object")
     for name in ("src", "dst"):
         _check_id(data.get(name), lineno, name)
     _check_str(data.get("namespace"), lineno, "namespace")
-    for name in ("weight", "created_at"):
-        if name in data and not _is_number(data[name]):
-            raise _fail(lineno, f"{name} must be a finite number")
+    if "weight" in data and not _is_number(data["weight"]):
+        raise _fail(lineno, "weight must be a finite number")
+    if "created_at" in data:
+        _check_time(data["created_at"], lineno, "created_at")
     try:
         return Edge.from_dict(data)
     except (KeyError, TypeError, ValueError) as exc:
@@ -131,15 +186,20 @@ def check_audit(data: Any, lineno: int) -> AuditEntry:
     """A validated audit entry from an export line's ``data``.
 
     Raises:
-        ValueError: a field is missing or of the wrong type.
+        ValueError: a field is missing, of the wrong type or too large.
     """
     if not isinstance(data, dict):
         raise _fail(lineno, "an audit entry must be an object")
     _check_id(data.get("id"), lineno, "id")
+    if data.get("memory_id") != "":  # "" marks a namespace-level entry
+        _check_id(data.get("memory_id"), lineno, "memory_id")
     _check_str(data.get("namespace"), lineno, "namespace")
-    _check_str(data.get("op"), lineno, "op")
-    if not isinstance(data.get("memory_id"), str) or len(data["memory_id"]) > _MAX_ID:
-        raise _fail(lineno, "memory_id must be a string")
-    if not _is_number(data.get("at")) or not isinstance(data.get("detail", {}), dict):
-        raise _fail(lineno, "at must be a finite number and detail an object")
-    return AuditEntry.from_dict(data)
+    _check_str(data.get("op"), lineno, "op", MAX_OP_BYTES)
+    if not data["op"]:
+        raise _fail(lineno, "op must not be empty")
+    _check_time(data.get("at"), lineno, "at")
+    if not isinstance(data.get("detail", {}), dict):
+        raise _fail(lineno, "detail must be an object")
+    entry = AuditEntry.from_dict(data)
+    _check_doc(entry.to_dict(), lineno, "the audit entry")
+    return entry

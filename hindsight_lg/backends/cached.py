@@ -1,16 +1,29 @@
-"""A write-through namespace cache in front of a backend, so a recall costs one query.
+"""A write-through namespace cache in front of a backend, so a recall costs no query.
 
 A recall runs several paths (dense, lexical, entity, recency, time, graph).
 Against Milvus each is a round trip, and Milvus Lite serves them one at a
-time. Only the dense search needs the vector index; the rest needs a
-namespace's records and edges, which are small (a user's memories) and change
-only through writes. So the first read of a namespace loads its records
-(without vectors) and edges once; later reads are served in-process, and
-writes through this wrapper update the cache as they reach the store.
+time. Every path reads one namespace's records, vectors and edges, which are
+small (a user's memories) and change only through writes. So the first read
+of a namespace loads them once; later reads are served in-process, and writes
+through this wrapper update the cache as they reach the store.
 
-Staleness: Milvus Lite is single-process (its file is locked), so the cache is
-exact there. Against a server, other processes' writes show up after
-``ttl_s`` (default 10 s), when the namespace is loaded again.
+Dense search: an exact cosine scan of one namespace's vectors in numpy (about
+4 ms for 10,000 vectors of 384 dimensions) costs far less than Milvus Lite's
+filtered search, which scans every row of the collection. It is served from
+the cache where the cache is exact (``ttl_s=None``: a Milvus Lite file, whose
+lock keeps other processes out) and from the store otherwise.
+
+Staleness: against a server, other processes' writes show up after ``ttl_s``
+(default 10 s), when the namespace is loaded again; dense search, which must
+see them at once, always goes to the server there.
+
+Memory: a cached record costs its vector (``4 * dim`` bytes), about
+:data:`~hindsight_lg.backends._index.RECORD_BYTES` for the record, postings
+and indexes, and twice its text. ``max_bytes`` (default 1 GiB, about 250,000
+memories at 384 dimensions) bounds the estimate over all cached namespaces:
+the least recently used are evicted beyond it, and a namespace larger than
+it on its own (or than ``max_records``) is not cached at all; its reads,
+dense search included, go to the store.
 
 Example:
     >>> from hindsight_lg.backends.memory import InMemoryBackend
@@ -35,9 +48,14 @@ from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
 _CACHES: weakref.WeakKeyDictionary[object, CachedBackend] = weakref.WeakKeyDictionary()
 _CACHES_LOCK = threading.Lock()
 
+#: Default bound on the cache's estimated memory (bytes), see the module notes.
+DEFAULT_MAX_BYTES = 1 << 30
+# Deletes leave their slots behind; past this share a namespace is reloaded.
+_MAX_SLACK = 0.5
+
 
 class CachedBackend:
-    """Serves reads other than dense search from a per-namespace cache.
+    """Serves reads from a per-namespace cache; see the module notes.
 
     Args:
         inner: the real backend; every write reaches it before the cache.
@@ -48,8 +66,15 @@ class CachedBackend:
             ``max_cached``.
         max_cached: how many namespaces to keep.
         max_total_records: evict least recently used namespaces beyond this
-            many cached records in all (vectors are kept: about 1.5 KB each at
-            384 dimensions).
+            many cached records in all.
+        max_bytes: evict least recently used namespaces beyond this estimated
+            memory in all; a namespace above it alone is not cached.
+        dense: serve dense search from the cached vectors. ``None`` (default):
+            when the cache is exact, that is when ``ttl_s`` is ``None``.
+
+    Example:
+        >>> from hindsight_lg.backends.memory import InMemoryBackend
+        >>> cache = CachedBackend(InMemoryBackend(), max_bytes=256 * 2**20)
     """
 
     def __init__(
@@ -60,6 +85,8 @@ class CachedBackend:
         max_records: int = 50_000,
         max_cached: int = 256,
         max_total_records: int = 200_000,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        dense: bool | None = None,
     ) -> None:
         self.inner = inner
         self.capabilities = inner.capabilities
@@ -67,6 +94,8 @@ class CachedBackend:
         self.max_records = max_records
         self.max_cached = max_cached
         self.max_total_records = max_total_records
+        self.max_bytes = max_bytes
+        self.dense = ttl_s is None if dense is None else dense
         self._spaces: OrderedDict[str, NamespaceIndex | None] = OrderedDict()
         self._lock = threading.RLock()
 
@@ -78,14 +107,28 @@ class CachedBackend:
                 return self._spaces[namespace]
             space = self._load(namespace)
             self._spaces[namespace] = space
-            while len(self._spaces) > self.max_cached or (
-                len(self._spaces) > 1 and self._rows() > self.max_total_records
-            ):
-                self._spaces.popitem(last=False)
+            self._evict()
             return space
+
+    def _evict(self) -> None:
+        # Least recently used first; the newest namespace always stays.
+        while len(self._spaces) > 1 and (
+            len(self._spaces) > self.max_cached
+            or self._rows() > self.max_total_records
+            or self.nbytes() > self.max_bytes
+        ):
+            self._spaces.popitem(last=False)
 
     def _rows(self) -> int:
         return sum(len(s.records) for s in self._spaces.values() if s is not None)
+
+    def nbytes(self) -> int:
+        """Estimated memory the cached namespaces hold (see the module notes)."""
+        with self._lock:
+            return sum(s.nbytes() for s in self._spaces.values() if s is not None)
+
+    def _too_big(self, space: NamespaceIndex) -> bool:
+        return len(space.records) > self.max_records or space.nbytes() > self.max_bytes
 
     def _fresh(self, space: NamespaceIndex | None) -> bool:
         # An uncacheable (too large) namespace is remembered as None; it is
@@ -104,6 +147,8 @@ class CachedBackend:
         space = NamespaceIndex(loaded_at=time.monotonic(), keep_vectors=True)
         for r in rows:
             space.put(r)
+        if self._too_big(space):
+            return None
         for e in self.inner.all_edges(namespace):
             space.link(e)
         return space
@@ -133,13 +178,22 @@ class CachedBackend:
             if space := self._loaded(namespace):
                 for r in records:
                     space.put(r)
+                if self._too_big(space):
+                    # Grown past the bound: from now on its reads go to the store.
+                    self._spaces[namespace] = None
+                self._evict()
 
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
         n = self.inner.delete(namespace, ids)
         with self._lock:
-            if space := self._loaded(namespace):
+            space = self._loaded(namespace)
+            if space is not None:
                 for i in ids:
                     space.drop(i)
+            if space is None or space.slack() > _MAX_SLACK:
+                # Reload on the next read: a namespace too large to cache may
+                # fit now, and a reload reclaims the deleted records' slots.
+                self._spaces.pop(namespace, None)
         return n
 
     def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
@@ -185,7 +239,14 @@ class CachedBackend:
     def search_dense(
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
     ) -> list[Hit]:
-        return self.inner.search_dense(namespace, vector, where, limit=limit)
+        """Exact cosine search over the cached vectors where the cache is exact.
+
+        Otherwise (a server's expiring cache, an uncached namespace) the store
+        searches.
+        """
+        if not self.dense:
+            return self.inner.search_dense(namespace, vector, where, limit=limit)
+        return self.search_dense_local(namespace, vector, where, limit=limit)
 
     def search_dense_local(
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int

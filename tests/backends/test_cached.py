@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindsight_lg import Edge, EdgeType, MemoryRecord
 from hindsight_lg._text import terms
-from hindsight_lg.backends.base import Where
+from hindsight_lg.backends.base import Hit, Where
 from hindsight_lg.backends.cached import CachedBackend, with_read_cache
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.backends.milvus import MilvusBackend
+from hindsight_lg.model import Scope, Status
 from hindsight_lg.testing import HashingEmbedder
 
 WORDS = ["tea", "coffee", "Berlin", "hiking", "Redis", "上海", "天气", "wedding"]
@@ -92,7 +96,7 @@ def test_cache_matches_reference_after_writes(
 
 def test_engines_sharing_a_milvus_backend_share_one_cache(tmp_path: object) -> None:
     """Two wrappers of one Milvus backend are the same cache, so writes are seen."""
-    backend = MilvusBackend(str(tmp_path) + "/m.db")  # type: ignore[operator]
+    backend = MilvusBackend(str(tmp_path) + "/m.db")
     backend.setup(dim=EMB.dim, model_id=EMB.model_id)
     first, second = with_read_cache(backend), with_read_cache(backend)
     assert first is second
@@ -109,3 +113,138 @@ def test_engines_sharing_a_milvus_backend_share_one_cache(tmp_path: object) -> N
         for h in second.search_lexical("u", terms("Berlin"), Where(), limit=5)
     ] == [record.id]
     backend.close()
+
+
+class _Counting:
+    """Forwards to a backend and counts the dense searches that reach it."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.searches = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def search_dense(self, *args: object, **kwargs: object) -> object:
+        self.searches += 1
+        return self.inner.search_dense(*args, **kwargs)  # type: ignore[attr-defined]
+
+
+def _records(n: int, namespace: str = "u", scale: float = 1.0) -> list[MemoryRecord]:
+    rng = random.Random(n)
+    out = []
+    for i in range(n):
+        text = " ".join(rng.choices(WORDS, k=4)) + f" note {i}"
+        out.append(
+            MemoryRecord(
+                namespace=namespace,
+                content=text,
+                status=rng.choice([Status.ACTIVE, Status.COLD, Status.SUPERSEDED]),
+                agent_id=rng.choice(["", "a", "b"]),
+                scope=rng.choice([Scope.PRIVATE, Scope.TEAM]),
+                dense=(EMB.embed([text])[0] * scale).tolist(),
+            )
+        )
+    return out
+
+
+def _ranked(hits: list[Hit]) -> list[tuple[str, float]]:
+    return sorted(
+        ((h.record.id, round(h.score, 4)) for h in hits), key=lambda x: (-x[1], x[0])
+    )
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_record, min_size=1, max_size=12),
+    st.lists(st.integers(0, 11), max_size=4),
+    _where,
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+)
+def test_cached_dense_search_matches_reference_after_writes(
+    records: list[MemoryRecord], deleted: list[int], where: Where, query: list[str]
+) -> None:
+    """Dense search from the cache finds the reference's records with its scores."""
+    cached, reference = _pair()
+    cached.query("u", Where(statuses=()))  # load the namespace before the writes
+    for backend in (cached, reference):
+        backend.upsert("u", records)
+        backend.delete("u", [records[i].id for i in deleted if i < len(records)])
+    vector = EMB.embed([" ".join(query)])[0].tolist()
+    assert _ranked(cached.search_dense("u", vector, where, limit=50)) == _ranked(
+        reference.search_dense("u", vector, where, limit=50)
+    )
+
+
+def test_lite_dense_search_is_served_from_the_cache_as_milvus_would(
+    tmp_path: Path,
+) -> None:
+    """On a Lite file, dense search skips Milvus and returns Milvus's own answer."""
+    milvus = MilvusBackend(str(tmp_path / "m.db"))
+    milvus.setup(dim=EMB.dim, model_id=EMB.model_id)
+    # Vectors of length 3: Milvus's COSINE normalises them, and so must the cache.
+    milvus.upsert("u", _records(60, scale=3.0))
+    milvus.upsert("v", _records(5, namespace="v"))
+    counting = _Counting(milvus)
+    cache = CachedBackend(counting)  # type: ignore[arg-type]
+    where = Where(statuses=("active", "cold"), reader="a")
+    for words in (["tea", "Berlin"], ["wedding"], ["上海", "hiking", "Redis"]):
+        vector = (EMB.embed([" ".join(words)])[0] * 0.5).tolist()
+        got = cache.search_dense("u", vector, where, limit=7)
+        assert _ranked(got) == _ranked(milvus.search_dense("u", vector, where, limit=7))
+    assert counting.searches == 0
+    shared = with_read_cache(milvus)
+    assert isinstance(shared, CachedBackend) and shared.dense
+    milvus.close()
+
+
+def test_an_expiring_cache_leaves_dense_search_to_the_store() -> None:
+    """A cache with a TTL (a server) may miss other processes' writes: Milvus searches."""
+    counting = _Counting(InMemoryBackend())
+    cache = CachedBackend(counting, ttl_s=10.0)  # type: ignore[arg-type]
+    cache.upsert("u", _records(10))
+    vector = EMB.embed(["tea"])[0].tolist()
+    assert len(cache.search_dense("u", vector, Where(statuses=()), limit=3)) == 3
+    assert counting.searches == 1
+
+
+def test_cache_memory_stays_within_max_bytes() -> None:
+    """Namespaces are evicted beyond max_bytes; one larger than it goes to the store."""
+    inner = InMemoryBackend()
+    for ns in ("a", "b", "big"):
+        inner.upsert(ns, _records(200 if ns == "big" else 40, namespace=ns))
+    one = CachedBackend(InMemoryBackend())
+    one.inner.upsert("a", _records(40, namespace="a"))
+    one.query("a", Where())
+    bound = int(one.nbytes() * 1.5)  # room for one small namespace, not two
+    counting = _Counting(inner)
+    cache = CachedBackend(counting, max_bytes=bound)  # type: ignore[arg-type]
+    vector = EMB.embed(["tea"])[0].tolist()
+    for ns in ("a", "b"):
+        cache.search_dense(ns, vector, Where(statuses=()), limit=3)
+        assert 0 < cache.nbytes() <= bound
+    assert counting.searches == 0
+    hits = cache.search_dense("big", vector, Where(statuses=()), limit=3)
+    assert _ranked(hits) == _ranked(
+        inner.search_dense("big", vector, Where(statuses=()), limit=3)
+    )
+    assert counting.searches == 1
+    assert cache.nbytes() <= bound
+
+
+def test_a_namespace_grown_past_the_bound_is_searched_by_the_store() -> None:
+    """Writes that push a cached namespace past max_records hand it to the store."""
+    counting = _Counting(InMemoryBackend())
+    cache = CachedBackend(counting, max_records=30)  # type: ignore[arg-type]
+    records = _records(40)
+    cache.upsert("u", records[:20])
+    vector = EMB.embed(["tea"])[0].tolist()
+    cache.search_dense("u", vector, Where(statuses=()), limit=3)
+    assert counting.searches == 0
+    cache.upsert("u", records[20:])
+    assert cache.nbytes() == 0
+    cache.search_dense("u", vector, Where(statuses=()), limit=3)
+    assert counting.searches == 1
+    cache.delete("u", [r.id for r in records[:20]])
+    cache.search_dense("u", vector, Where(statuses=()), limit=3)
+    assert counting.searches == 1  # small enough again: cached once more

@@ -12,7 +12,7 @@ recursion, so hostile nesting cannot raise ``RecursionError``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 HUMAN, AI = "human", "ai"
@@ -91,3 +91,23 @@ def message_key(message: Mapping[str, Any]) -> str:
         return str(message["id"])
     digest = hashlib.sha1(f"{role(message)}\0{message['content']}".encode())
     return "sha1:" + digest.hexdigest()
+
+
+def capturable(messages: Sequence[Any], *, tools: bool = False) -> list[Any]:
+    """The turn's messages worth capturing as memories.
+
+    Tool results are never captured on their own (the writer skips tool
+    messages). An assistant message answering a tool result mostly restates
+    it ("Sunny in Paris"), so by default it is left out as well; ``tools=True``
+    keeps it.
+    """
+    if tools:
+        return list(messages)
+    kept, after_tool = [], False
+    for message in messages:
+        kind = role(message)
+        if kind == AI and after_tool:
+            continue
+        after_tool = kind == "tool" or (after_tool and kind != HUMAN)
+        kept.append(message)
+    return kept

@@ -1,29 +1,46 @@
 """``HindsightStore``: a LangGraph ``BaseStore`` over the same long-term memory.
 
-``compile(store=...)``, ``runtime.store``, ``create_agent(store=...)`` and tools
-written for LangGraph stores work on it unchanged. A store namespace
-``("u42", "notes")`` is the memory namespace ``"u42.notes"``: LangGraph labels
-cannot contain dots, and the few characters a memory namespace refuses
-(control and format characters, an all-blank label) are percent-escaped, with
-``%`` itself as ``%25``, so every valid label tuple round-trips exactly. A
-user id with dots (``maya@x.com``) shows up as nested labels
-``("maya@x", "com")``, which map back to the same user; an item is one memory whose id
-derives from namespace and key, so ``put`` on the same key replaces it.
-Memories captured by the nodes show up too: namespace ``("u42",)`` lists the
-memories of user ``u42``, keyed by memory id.
+``compile(store=...)``, ``runtime.store``, ``create_agent(store=...)``, the
+LangGraph server and tools written for LangGraph stores work on it unchanged.
+
+*Where items live.* A namespace tuple maps to a memory tenant through a
+:class:`~hindsight_lg.tenancy.TenantMap`: LangGraph's usual layout
+``("memories", user_id)`` is the very tenant the nodes, the middleware and the
+memory tools use for that user, so items an app (or LangMem's tools) puts
+there are recalled by ``add_hindsight``; every other tuple gets a tenant of
+its own, losslessly encoded, and a prefix search never reaches another
+tenant. The user's captured memories show up under ``("memories", user_id)``,
+keyed by memory id.
+
+*Semantics* follow LangGraph's ``InMemoryStore``: a search without a query
+lists items namespace by namespace in the order namespaces were first
+written, then by the order keys were first written (``offset`` pages the same
+way); a query search ranks indexed items by cosine similarity to the query
+(scores are comparable across namespaces) and appends items put with
+``index=False`` (or whose index fields hold no text) with score ``None``.
+For the full recall ranking (recency, importance, graph) call
+``memory.recall`` instead. Namespaces are listed while they hold items.
+
+*Store items and the memory lifecycle.* Items put through the store are
+pinned: ``decay()`` leaves them active, so they never drop out of ``search``
+while ``get`` still finds them. Expire them with LangGraph's TTL instead
+(``put(..., ttl=minutes)``, ``refresh_ttl`` on reads, a store-wide default
+with ``ttl={"default_ttl": ..., "refresh_on_read": ...}``); expired items are
+invisible at once and deleted for real by :meth:`HindsightStore.sweep_ttl`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
-import unicodedata
+import threading
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -34,81 +51,27 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
+from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
+from hindsight_lg.backends.base import Where
 from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.model import Kind, MemoryRecord, SourceKind, Tier
+from hindsight_lg.memory.lifecycle.strength import PINNED_KEY
+from hindsight_lg.model import Kind, MemoryRecord, SourceKind, Status, Tier
+from hindsight_lg.tenancy import DEFAULT_TENANTS, TenantMap, labels_of, tenant_of
 
-__all__ = ["HindsightStore", "labels_of", "tenant_of"]
+__all__ = ["HindsightStore", "labels_of", "matches", "tenant_of"]
 
-_SEP = "."
 _TEXT_KEYS = ("content", "text", "memory", "data")
 _META = "store"
-
-
-_ESCAPED = re.compile(r"%([0-9A-F]{2})")
-_HIDDEN = frozenset({"Cc", "Cf", "Cs"})
-
-
-def _escape_char(ch: str) -> str:
-    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-
-
-def _escape(label: str) -> str:
-    """``label`` with ``%`` and what memory namespaces refuse percent-escaped.
-
-    Plain labels (``u42``, ``notes``, ``John Smith``) are left as they are, so a
-    user's store namespace and the namespace captures write are the same.
-    """
-    out = "".join(
-        _escape_char(ch) if ch == "%" or unicodedata.category(ch) in _HIDDEN else ch
-        for ch in label
-    )
-    if not out.strip():  # an all-blank label would make the namespace blank
-        out = "".join(_escape_char(ch) for ch in out)
-    return out
-
-
-def _byte_char(byte: int) -> str:
-    # ASCII stands for itself; higher bytes use surrogateescape's stand-ins.
-    return chr(byte) if byte < 0x80 else chr(0xDC00 + byte)
-
-
-def _unescape(part: str) -> str:
-    if "%" not in part:
-        return part
-    raw = _ESCAPED.sub(lambda m: _byte_char(int(m.group(1), 16)), part)
-    # Escapes are UTF-8 bytes; rebuilt through surrogateescape they decode
-    # back to the original characters.
-    try:
-        return raw.encode("utf-8", "surrogateescape").decode("utf-8", "surrogatepass")
-    except UnicodeError:  # a "%" sequence the store did not write: keep it
-        return part
-
-
-def tenant_of(namespace: Sequence[str]) -> str:
-    """The memory namespace of a store namespace tuple."""
-    return _SEP.join(_escape(label) for label in namespace)
-
-
-def labels_of(tenant: str) -> tuple[str, ...]:
-    """The store namespace tuple of a memory namespace (inverse of :func:`tenant_of`)."""
-    return tuple(_unescape(part) for part in tenant.split(_SEP))
+_ALL = 10**7
+_ACTIVE = Where(statuses=(Status.ACTIVE.value,))
 
 
 def item_id(tenant: str, key: str) -> str:
     """The stable memory id of a store item."""
     return uuid.uuid5(uuid.NAMESPACE_URL, f"hindsight-store\0{tenant}\0{key}").hex
-
-
-def _text(value: Mapping[str, Any], index: list[str] | None) -> str:
-    if index:
-        parts = [value.get(f) for f in index]
-        return " ".join(str(p) for p in parts if p not in (None, ""))
-    for key in _TEXT_KEYS:
-        if isinstance(value.get(key), str) and value[key].strip():
-            return str(value[key])
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _apply(value: Any, op: str, expected: Any) -> bool:
@@ -144,8 +107,13 @@ def matches(value: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
     return True
 
 
-def _value_of(record: MemoryRecord) -> dict[str, Any]:
+def _stored(record: MemoryRecord) -> dict[str, Any] | None:
     stored = record.meta.get(_META)
+    return stored if isinstance(stored, dict) else None
+
+
+def _value_of(record: MemoryRecord) -> dict[str, Any]:
+    stored = _stored(record)
     if stored is not None:
         return dict(stored["value"])
     return {
@@ -159,33 +127,28 @@ def _value_of(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
-def _key_of(record: MemoryRecord) -> str:
-    stored = record.meta.get(_META)
-    return str(stored["key"]) if stored is not None else record.id
-
-
-def _namespace_of(record: MemoryRecord) -> tuple[str, ...]:
-    stored = record.meta.get(_META)
-    if stored is not None:
-        return tuple(stored["namespace"])
-    return labels_of(record.namespace)
+def _order(record: MemoryRecord) -> tuple[int, int]:
+    """(namespace order, key order): when each was first written."""
+    stored = _stored(record) or {}
+    own = int(stored.get("seq", record.created_at * 1e9))
+    return int(stored.get("ns_seq", own)), own
 
 
 def _when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
 
 
-def to_item(record: MemoryRecord, score: float | None = None) -> SearchItem:
-    """A memory as a LangGraph search item (``Item`` plus a score)."""
-    updated = max(record.created_at, float(record.meta.get("store_updated", 0.0)))
-    return SearchItem(
-        namespace=_namespace_of(record),
-        key=_key_of(record),
-        value=_value_of(record),
-        created_at=_when(record.created_at),
-        updated_at=_when(updated),
-        score=score,
-    )
+class _Sequence:
+    """Increasing write numbers (nanosecond clock, never repeating)."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def next(self) -> int:
+        with self._lock:
+            self._last = max(self._last + 1, time.time_ns())
+            return self._last
 
 
 class HindsightStore(BaseStore):
@@ -194,20 +157,42 @@ class HindsightStore(BaseStore):
     Args:
         memory: the engine whose backend and embedder the store uses.
         kind: kind of memory for items whose value has no valid ``kind``.
+        tenants: how namespace tuples map to memory tenants (default:
+            ``("memories", user_id)`` is the user's tenant).
+        index: like LangGraph's index config; only ``fields`` is read (the
+            engine's embedder does the embedding). Without fields, an item's
+            text is its ``content`` / ``text`` / ``memory`` / ``data`` value,
+            else the whole value as JSON.
+        ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes,
+            ``refresh_on_read``).
 
     Example:
         >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
         >>> store = HindsightStore(HindsightMemory(InMemoryBackend(), HashingEmbedder()))
-        >>> store.put(("u42", "notes"), "tea", {"content": "Likes green tea"})
-        >>> store.get(("u42", "notes"), "tea").value["content"]
+        >>> store.put(("memories", "u42"), "tea", {"content": "Likes green tea"})
+        >>> store.get(("memories", "u42"), "tea").value["content"]
         'Likes green tea'
     """
 
+    supports_ttl = True
+
     def __init__(
-        self, memory: HindsightMemory, *, kind: Kind | str = Kind.FACT
+        self,
+        memory: HindsightMemory,
+        *,
+        kind: Kind | str = Kind.FACT,
+        tenants: TenantMap = DEFAULT_TENANTS,
+        index: Mapping[str, Any] | None = None,
+        ttl: TTLConfig | None = None,
     ) -> None:
         self.memory = memory
         self.kind = Kind(kind)
+        self.tenants = tenants
+        fields = (index or {}).get("fields")
+        self.fields: list[str] | None = list(fields) if fields else None
+        self.ttl_config = ttl
+        self._seq = _Sequence()
+        self._namespace_seq: dict[tuple[str, ...], int] = {}
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run get / search / put / list-namespaces operations in order."""
@@ -229,110 +214,237 @@ class HindsightStore(BaseStore):
             return self._list_namespaces(op)
         raise TypeError(f"unknown store operation {type(op).__name__}")
 
-    # -- reads -----------------------------------------------------------------
+    # -- visibility -------------------------------------------------------------
 
-    def _find(self, namespace: tuple[str, ...], key: str) -> MemoryRecord | None:
-        tenant = tenant_of(namespace)
-        backend = self.memory.backend
-        rows = backend.get(tenant, [item_id(tenant, key)]) or backend.get(tenant, [key])
-        live = [r for r in rows if r.status.value != "deleted"]
-        return live[0] if live and _namespace_of(live[0]) == namespace else None
+    def _visible(self, record: MemoryRecord, now: float) -> bool:
+        if record.status is not Status.ACTIVE:
+            return False
+        expires = (_stored(record) or {}).get("expires_at")
+        return expires is None or float(expires) > now
+
+    def _labels(self, record: MemoryRecord) -> tuple[str, ...] | None:
+        stored = _stored(record)
+        if stored is not None:
+            return tuple(stored["namespace"])
+        return self.tenants.labels(record.namespace)
+
+    def _item(self, record: MemoryRecord, score: float | None = None) -> SearchItem:
+        stored = _stored(record) or {}
+        updated = max(record.created_at, float(record.meta.get("store_updated", 0.0)))
+        return SearchItem(
+            namespace=self._labels(record) or (record.namespace,),
+            key=str(stored.get("key", record.id)),
+            value=_value_of(record),
+            created_at=_when(record.created_at),
+            updated_at=_when(updated),
+            score=score,
+        )
+
+    # -- reads ------------------------------------------------------------------
+
+    def _find(
+        self, namespace: tuple[str, ...], key: str, *, vectors: bool = False
+    ) -> MemoryRecord | None:
+        """The live record of an item (put by the store, or a memory by its id)."""
+        tenant = self.tenants.tenant(namespace)
+        backend, now = self.memory.backend, self.memory.clock()
+        for wanted in (item_id(tenant, key), key):
+            rows = backend.get(tenant, [wanted], vectors=vectors)
+            live = [r for r in rows if self._visible(r, now)]
+            if live and self._labels(live[0]) == namespace:
+                if wanted == key and _stored(live[0]) is not None:
+                    continue  # a store item is addressed by its key, not its id
+                return live[0]
+        return None
 
     def _get(self, op: GetOp) -> Item | None:
-        record = self._find(op.namespace, op.key)
-        return None if record is None else to_item(record)
+        record = self._find(op.namespace, op.key, vectors=op.refresh_ttl)
+        if record is None:
+            return None
+        if op.refresh_ttl:
+            self._refresh([record])
+        return self._item(record)
 
     def _tenants(self, prefix: tuple[str, ...]) -> list[str]:
-        return [
-            t for t in self.memory.namespaces() if labels_of(t)[: len(prefix)] == prefix
-        ]
+        found = []
+        for tenant in self.memory.namespaces():
+            labels = self.tenants.labels(tenant)
+            if labels is not None and labels[: len(prefix)] == prefix:
+                found.append(tenant)
+        return found
+
+    def _records(self, prefix: tuple[str, ...], vectors: bool) -> list[MemoryRecord]:
+        now, out = self.memory.clock(), []
+        for tenant in self._tenants(prefix):
+            rows = self.memory.backend.query(
+                tenant, _ACTIVE, limit=_ALL, vectors=vectors
+            )
+            out += [r for r in rows if self._visible(r, now)]
+        return out
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        want = op.offset + op.limit
-        found: list[SearchItem] = []
-        for tenant in self._tenants(op.namespace_prefix):
-            found += self._search_tenant(tenant, op, want)
-        if op.query:
-            found.sort(key=lambda i: i.score or 0.0, reverse=True)
-        else:
-            found.sort(key=lambda i: i.updated_at, reverse=True)
-        return found[op.offset : want]
-
-    def _search_tenant(self, tenant: str, op: SearchOp, want: int) -> list[SearchItem]:
-        if not op.query:
-            records = self.memory.list_memories(tenant, limit=100_000)
-            items = [to_item(r) for r in records]
-        else:
-            hits = self.memory.recall(
-                op.query,
-                namespace=tenant,
-                k=max(want * 4, 20),
-                budget_tokens=1_000_000,
-                timeout=None,
-            )
-            items = [
-                to_item(m.record, m.score)
-                for m in hits.memories
-                if m.record.meta.get(_META, {}).get("index", True)
-            ]
-        prefix = op.namespace_prefix
-        return [
-            i
-            for i in items
-            if i.namespace[: len(prefix)] == prefix and matches(i.value, op.filter)
+        records = [
+            r
+            for r in self._records(op.namespace_prefix, vectors=bool(op.query))
+            if matches(_value_of(r), op.filter)
         ]
+        if op.query:
+            found = self._ranked(op, records)
+        else:
+            records.sort(key=_order)
+            found = [(r, None) for r in records[op.offset : op.offset + op.limit]]
+        if op.refresh_ttl:
+            self._refresh([r for r, _ in found])
+        return [self._item(r, score) for r, score in found]
+
+    def _ranked(
+        self, op: SearchOp, records: list[MemoryRecord]
+    ) -> list[tuple[MemoryRecord, float | None]]:
+        """Indexed items by cosine similarity, then unindexed ones without a score."""
+        indexed = [r for r in records if (_stored(r) or {}).get("index", True)]
+        ids = {r.id for r in indexed}
+        scoreless = sorted((r for r in records if r.id not in ids), key=_order)
+        scored: list[tuple[MemoryRecord, float | None]] = []
+        if indexed:
+            query = np.asarray(self.memory.embedder.embed([op.query or ""])[0])
+            matrix = np.asarray([r.dense for r in indexed], dtype=np.float64)
+            norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
+            sims = matrix @ query / np.where(norms == 0, 1.0, norms)
+            order = sorted(
+                range(len(indexed)), key=lambda i: (-sims[i], _order(indexed[i]))
+            )
+            scored = [(indexed[i], float(sims[i])) for i in order]
+        kept = scored[op.offset : op.offset + op.limit]
+        room = op.limit - len(kept)
+        return kept + [(r, None) for r in scoreless[: max(room, 0)]]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        spaces = {labels_of(t) for t in self.memory.namespaces()}
+        spaces = {
+            labels
+            for tenant in self.memory.namespaces()
+            if (labels := self.tenants.labels(tenant)) is not None
+            and self._holds_items(tenant)
+        }
         for cond in op.match_conditions or ():
             spaces = {s for s in spaces if _path_matches(s, cond.match_type, cond.path)}
         if op.max_depth is not None:
             spaces = {s[: op.max_depth] for s in spaces}
         return sorted(spaces)[op.offset : op.offset + op.limit]
 
-    # -- writes ----------------------------------------------------------------
+    def _holds_items(self, tenant: str) -> bool:
+        backend, now = self.memory.backend, self.memory.clock()
+        if backend.count(tenant, _ACTIVE) == 0:
+            return False
+        return any(self._visible(r, now) for r in backend.query(tenant, _ACTIVE))
+
+    # -- writes -----------------------------------------------------------------
 
     def _put(self, op: PutOp) -> None:
-        tenant = tenant_of(op.namespace)
         old = self._find(op.namespace, op.key)
         if op.value is None:
             if old is not None:
-                self.memory.forget(tenant, [old.id])
+                self.memory.forget(old.namespace, [old.id])
             return
-        self._write(op, tenant, old)
+        self._write(op, old)
 
-    def _write(self, op: PutOp, tenant: str, old: MemoryRecord | None) -> None:
+    def _text(self, value: Mapping[str, Any], index: Any) -> str:
+        """The text to embed, ``""`` when the item is not indexed."""
+        if index is False:
+            return ""
+        fields = list(index) if index else self.fields
+        if fields:
+            texts = [
+                t for f in fields for t in get_text_at_path(value, tokenize_path(f))
+            ]
+            return " ".join(t for t in texts if t)
+        for key in _TEXT_KEYS:
+            if isinstance(value.get(key), str) and value[key].strip():
+                return str(value[key])
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+    def _sequence(
+        self, namespace: tuple[str, ...], old: MemoryRecord | None
+    ) -> dict[str, int]:
+        if old is not None:
+            return dict(zip(("ns_seq", "seq"), _order(old), strict=True))
+        seq = self._seq.next()
+        ns_seq = self._namespace_seq.get(namespace)
+        if ns_seq is None:
+            siblings = self.memory.backend.query(
+                self.tenants.tenant(namespace), _ACTIVE, limit=1
+            )
+            ns_seq = _order(siblings[0])[0] if siblings else seq
+            self._namespace_seq[namespace] = ns_seq
+        return {"ns_seq": ns_seq, "seq": seq}
+
+    def _expiry(self, ttl: float | None, now: float) -> dict[str, Any]:
+        if ttl is None:
+            return {"ttl": None, "expires_at": None}
+        return {"ttl": float(ttl), "expires_at": now + float(ttl) * 60.0}
+
+    def _write(self, op: PutOp, old: MemoryRecord | None) -> None:
+        tenant = self.tenants.tenant(op.namespace)
         value = dict(op.value or {})
-        index = None if op.index in (None, False) else list(op.index or [])
-        text = _text(value, index)
-        kind: Kind = (
-            Kind(value["kind"]) if value.get("kind") in set(Kind) else self.kind
-        )
+        text = self._text(value, op.index)
+        content = text or self._text(value, None)
+        kind = Kind(value["kind"]) if value.get("kind") in set(Kind) else self.kind
         now = self.memory.clock()
+        stored = {
+            "namespace": list(op.namespace),
+            "key": op.key,
+            "value": value,
+            "index": bool(text),
+            **self._sequence(op.namespace, old),
+            **self._expiry(op.ttl, now),
+        }
         record = MemoryRecord(
             namespace=tenant,
-            content=text,
+            content=content,
             kind=kind,
             id=item_id(tenant, op.key),
             tier=Tier.SEMANTIC,
-            summary=text[:120],
+            summary=content[:120],
             event_time=now,
             created_at=old.created_at if old else now,
             importance=self.memory.policy.importance(kind),
             half_life_days=self.memory.policy.half_life(kind),
             source_kind=SourceKind.THIRD_PARTY,
             version=old.version + 1 if old else 1,
-            meta={
-                _META: {
-                    "namespace": list(op.namespace),
-                    "key": op.key,
-                    "value": value,
-                    "index": op.index is not False,
-                },
-                "store_updated": now,
-            },
+            meta={_META: stored, "store_updated": now, PINNED_KEY: True},
         )
         self.memory.put_record(record, op="store_put", detail={"key": op.key})
+
+    def _refresh(self, records: Sequence[MemoryRecord]) -> None:
+        """Push back the expiry of items that have a TTL."""
+        now = self.memory.clock()
+        for record in records:
+            stored = _stored(record)
+            if stored is None or stored.get("ttl") is None:
+                continue
+            if not record.dense:
+                record = self.memory.backend.get(
+                    record.namespace, [record.id], vectors=True
+                )[0]
+                stored = _stored(record) or stored
+            stored.update(self._expiry(stored["ttl"], now))
+            record.version += 1
+            self.memory.put_record(record, op="store_refresh_ttl")
+
+    def sweep_ttl(self) -> int:
+        """Delete expired items for real; returns how many were deleted."""
+        now, deleted = self.memory.clock(), 0
+        for tenant in self.memory.namespaces():
+            expired = [
+                r.id
+                for r in self.memory.backend.query(
+                    tenant, Where(statuses=()), limit=_ALL
+                )
+                if (_stored(r) or {}).get("expires_at") is not None
+                and float((_stored(r) or {})["expires_at"]) <= now
+            ]
+            if expired:
+                deleted += self.memory.forget(tenant, expired)
+        return deleted
 
 
 def _path_matches(space: tuple[str, ...], match_type: str, path: Sequence[str]) -> bool:

@@ -15,7 +15,6 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.backends.base import check_namespace
 from hindsight_lg.store import HindsightStore, labels_of, tenant_of
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
@@ -98,9 +97,10 @@ def test_query_ranks_the_matching_item_first(memory: HindsightMemory) -> None:
 
 
 def test_captured_memories_are_visible_as_items(memory: HindsightMemory) -> None:
-    """Memories the engine captured appear under the user's namespace."""
+    """Memories the engine captured appear under ("memories", user_id)."""
     memory.capture("I prefer green tea over coffee", namespace="u1")
-    items = HindsightStore(memory).search(("u1",))
+    assert HindsightStore(memory).search(("u1",)) == []
+    items = HindsightStore(memory).search(("memories", "u1"))
     assert [i.value["content"] for i in items] == ["I prefer green tea over coffee"]
     assert items[0].value["kind"] == "preference"
 
@@ -153,22 +153,13 @@ _LABEL = st.text(min_size=1, max_size=12).filter(
 _NAMESPACE = st.lists(_LABEL, min_size=1, max_size=3).map(tuple)
 
 
-@given(_NAMESPACE)
-def test_namespace_mapping_round_trips_every_valid_label_tuple(
-    namespace: tuple[str, ...],
-) -> None:
-    """Any tuple of LangGraph-valid labels maps to a valid memory namespace and back."""
-    tenant = tenant_of(namespace)
-    assert check_namespace(tenant) == tenant
-    assert labels_of(tenant) == namespace
-
-
-def test_plain_labels_and_user_ids_are_unchanged() -> None:
-    """Plain labels map to themselves, so captures and the store share a namespace."""
-    assert tenant_of(("u42", "notes")) == "u42.notes"
-    assert tenant_of(("John Smith",)) == "John Smith"
-    assert labels_of("maya@x.com") == ("maya@x", "com")
-    assert labels_of("100%") == ("100%",)
+def test_user_layout_is_the_user_tenant_and_other_tuples_are_encoded() -> None:
+    """("memories", user) is the user's own tenant; other tuples get a marked path."""
+    assert tenant_of(("memories", "u42")) == "u42"
+    assert tenant_of(("memories", "maya@x.com")) == "maya@x.com"
+    assert tenant_of(("u42", "notes")) == "%/u42/notes"
+    assert labels_of("bob.smith") == ("memories", "bob.smith")
+    assert labels_of("%/u42/notes") == ("u42", "notes")
 
 
 @settings(max_examples=25, deadline=None)

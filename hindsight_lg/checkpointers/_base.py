@@ -36,8 +36,14 @@ from langgraph.checkpoint.base import (
 )
 
 from hindsight_lg import telemetry
-from hindsight_lg._messages import message_key, plain_messages
-from hindsight_lg.identity import Identity, find_identity
+from hindsight_lg._messages import capturable, message_key, plain_messages
+from hindsight_lg.identity import (
+    Identity,
+    IdentityRule,
+    afind_identity,
+    find_identity,
+    unattributed,
+)
 from hindsight_lg.memory.engine import HindsightMemory
 
 
@@ -52,6 +58,14 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
             from that thread (right to be forgotten per conversation).
         agent_id: fixed agent id for captured memories (else from the run).
         scope: scope of captured memories.
+        identity: whose memory (see :mod:`hindsight_lg.identity`; the
+            documented default rule when ``None``). A put that names no user
+            takes the user of its thread, read from the inner saver's history.
+        strict: raise from ``put`` when a run that changed ``messages`` names
+            no user; by default the bridge logs a warning once per thread,
+            captures nothing, and the checkpoint is saved.
+        capture_tools: also capture what the assistant said right after a
+            tool result (skipped by default: it mostly restates tool output).
     """
 
     def __init__(
@@ -63,6 +77,9 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
         forget_on_delete: bool = False,
         agent_id: str | None = None,
         scope: str = "private",
+        identity: IdentityRule | None = None,
+        strict: bool = False,
+        capture_tools: bool = False,
     ) -> None:
         super().__init__(serde=inner.serde)
         self.inner = inner
@@ -71,6 +88,9 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
         self.forget_on_delete = forget_on_delete
         self.agent_id = agent_id
         self.scope = scope
+        self.identity = identity
+        self.strict = strict
+        self.capture_tools = capture_tools
         self._seen_threads: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
@@ -92,16 +112,44 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
 
     # -- the capture decision --------------------------------------------------
 
+    def _wants(self, config: RunnableConfig, new_versions: ChannelVersions) -> bool:
+        """Whether this put may carry a turn to capture (root graph, new messages)."""
+        configurable = config.get("configurable") or {}
+        return (
+            self.capture
+            and not configurable.get("checkpoint_ns", "")
+            and "messages" in new_versions
+        )
+
+    def _settle(
+        self, found: Identity | None, config: RunnableConfig
+    ) -> Identity | None:
+        if found is None:
+            thread = (config.get("configurable") or {}).get("thread_id")
+            unattributed(type(self).__name__, thread, strict=self.strict)
+        return found
+
     def _who(
         self, config: RunnableConfig, new_versions: ChannelVersions
     ) -> Identity | None:
         """Whose turn this put carries, or ``None`` when nothing is to be captured."""
-        configurable = config.get("configurable") or {}
-        if not self.capture or configurable.get("checkpoint_ns", ""):
+        if not self._wants(config, new_versions):
             return None
-        if "messages" not in new_versions:
+        found = find_identity(
+            config, agent_id=self.agent_id, rule=self.identity, saver=self.inner
+        )
+        return self._settle(found, config)
+
+    async def _awho(
+        self, config: RunnableConfig, new_versions: ChannelVersions
+    ) -> Identity | None:
+        """Async twin of :meth:`_who` (reads the thread's history with ``alist``)."""
+        if not self._wants(config, new_versions):
             return None
-        return find_identity(config, agent_id=self.agent_id)
+        found = await afind_identity(
+            config, agent_id=self.agent_id, rule=self.identity, saver=self.inner
+        )
+        return self._settle(found, config)
 
     def _needs_seed(self, who: Identity) -> bool:
         with self._lock:
@@ -116,7 +164,7 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
             self._seen_threads.setdefault(who.namespace, set()).add(who.thread_id or "")
 
     def _submit(self, who: Identity, checkpoint: Checkpoint) -> None:
-        messages = _channel_messages(checkpoint)
+        messages = capturable(_channel_messages(checkpoint), tools=self.capture_tools)
         try:
             self.memory.submit(
                 messages,

@@ -56,13 +56,15 @@ class AsyncHindsightSaver(BaseHindsightSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        who = self._who(config, new_versions)
+        who = await self._awho(config, new_versions)
         if who is not None and self._needs_seed(who):
             parent = await self.inner.aget_tuple(config) if has_parent(config) else None
             self._seed(who, parent)
         saved = await self.inner.aput(config, checkpoint, metadata, new_versions)
         if who is not None:
-            self._submit(who, checkpoint)
+            # submit() appends to the capture spool on disk: off the event loop,
+            # as LangGraph's server insists (it rejects blocking calls there).
+            await asyncio.to_thread(self._submit, who, checkpoint)
         return saved
 
     async def aput_writes(

@@ -10,6 +10,7 @@ on the turn's path to a queue hand-off.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
@@ -19,7 +20,13 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from hindsight_lg._messages import role, text_of
-from hindsight_lg.identity import Identity, require_identity
+from hindsight_lg.identity import (
+    Identity,
+    IdentityRule,
+    afind_identity,
+    find_identity,
+    unattributed,
+)
 from hindsight_lg.memory.engine import DEFAULT_TIMEOUT, DefaultTimeout, HindsightMemory
 from hindsight_lg.memory.lifecycle.reflect import (
     Reflection,
@@ -36,6 +43,7 @@ from hindsight_lg.nodes._run import (
 )
 from hindsight_lg.nodes._turns import (
     EPHEMERAL_PREFIX,
+    capturable,
     current_turn,
     is_ephemeral,
     latest_user_text,
@@ -76,6 +84,35 @@ class HindsightNode(Runnable[Any, dict[str, Any]]):
 
 
 Node = HindsightNode
+
+
+class _Who:
+    """The identity rule of one node, and what it does with an unattributed run."""
+
+    def __init__(
+        self,
+        node: str,
+        agent_id: str | None,
+        rule: IdentityRule | None,
+        strict: bool,
+    ) -> None:
+        self.node, self.agent_id, self.rule, self.strict = node, agent_id, rule, strict
+
+    def _settle(
+        self, found: Identity | None, config: RunnableConfig
+    ) -> Identity | None:
+        if found is None:
+            thread = (config.get("configurable") or {}).get("thread_id")
+            unattributed(self.node, thread, strict=self.strict)
+        return found
+
+    def sync(self, config: RunnableConfig) -> Identity | None:
+        found = find_identity(config, agent_id=self.agent_id, rule=self.rule)
+        return self._settle(found, config)
+
+    async def run_async(self, config: RunnableConfig) -> Identity | None:
+        found = await afind_identity(config, agent_id=self.agent_id, rule=self.rule)
+        return self._settle(found, config)
 
 
 def _messages(state: Any) -> list[Any]:
@@ -124,15 +161,8 @@ class _Recall:
     ) -> None:
         self.memory, self.into, self.state_key = memory, into, state_key
         self.position = position
-        self.agent_id: str | None = opts.pop("agent_id", None)
+        self.who: _Who = opts.pop("who")
         self.opts = opts
-
-    def _call(
-        self, state: Any, config: RunnableConfig
-    ) -> tuple[Identity, list[Any], str]:
-        who = require_identity(config, agent_id=self.agent_id)
-        messages = _messages(state)
-        return who, messages, latest_user_text(messages)
 
     def _kwargs(self, who: Identity, messages: list[Any]) -> dict[str, Any]:
         recent = [text_of(m) for m in messages[-6:-1] if not is_ephemeral(m)]
@@ -161,15 +191,17 @@ class _Recall:
         return {"messages": updates} if updates else {}
 
     def sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        who, messages, query = self._call(state, config)
-        if not query:
+        messages = _messages(state)
+        query, who = latest_user_text(messages), self.who.sync(config)
+        if not query or who is None:
             return {}
         result = self.memory.recall(query, **self._kwargs(who, messages))
         return self._update(who, messages, query, result)
 
     async def run_async(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        who, messages, query = self._call(state, config)
-        if not query:
+        messages = _messages(state)
+        query, who = latest_user_text(messages), await self.who.run_async(config)
+        if not query or who is None:
             return {}
         result = await self.memory.arecall(query, **self._kwargs(who, messages))
         return self._update(who, messages, query, result)
@@ -186,6 +218,8 @@ def recall_node(
     agent_id: str | None = None,
     timeout: float | None | DefaultTimeout = DEFAULT_TIMEOUT,
     position: Position = "after",
+    identity: IdentityRule | None = None,
+    strict: bool = True,
 ) -> Node:
     """A node that recalls memories for the latest user message.
 
@@ -204,13 +238,17 @@ def recall_node(
         include_experience: also give unverified experience lessons.
         agent_id: fixed agent id (else from context / ``configurable``).
         timeout: recall deadline in seconds (policy default; ``None`` waits).
+        identity: whose memory (see :mod:`hindsight_lg.identity`; the
+            documented default rule when ``None``).
+        strict: raise when a run names no user; ``False`` logs a warning once
+            per thread and recalls nothing.
 
     Returns:
         A runnable node for ``StateGraph.add_node``.
 
     Raises:
-        ValueError: at run time, when the run names no user (see
-            :func:`~hindsight_lg.nodes.require_identity`).
+        ValueError: at run time, when ``strict`` and the run names no user
+            (see :mod:`hindsight_lg.identity`).
     """
     impl = _Recall(
         memory,
@@ -220,8 +258,8 @@ def recall_node(
         budget_tokens=budget_tokens,
         k=k,
         include_experience=include_experience,
-        agent_id=agent_id,
         timeout=timeout,
+        who=_Who("recall_node", agent_id, identity, strict),
     )
     return HindsightNode(impl.sync, impl.run_async, "hindsight_recall")
 
@@ -231,6 +269,9 @@ def capture_node(
     *,
     agent_id: str | None = None,
     scope: str = "private",
+    identity: IdentityRule | None = None,
+    strict: bool = True,
+    capture_tools: bool = False,
 ) -> Node:
     """A node that hands the finished turn to the background capture worker.
 
@@ -241,51 +282,64 @@ def capture_node(
         memory: the engine to capture into.
         agent_id: fixed agent id (else from context / ``configurable``).
         scope: ``private``, ``team`` or ``global`` for the new memories.
+        identity: whose memory (the documented default rule when ``None``).
+        strict: raise when a run names no user; ``False`` logs a warning once
+            per thread and captures nothing.
+        capture_tools: also capture what the assistant said right after a
+            tool result (by default such echoes of tool output are skipped).
 
     Returns:
         A runnable node for ``StateGraph.add_node``.
     """
+    who = _Who("capture_node", agent_id, identity, strict)
 
-    def capture(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        who = require_identity(config, agent_id=agent_id)
-        messages = _messages(state)
-        # The hand-off is the turn's whole cost: plain dicts, claims, a queue
-        # put. Encoding, embedding and the store run on the worker.
-        memory.submit(
-            current_turn(messages),
-            namespace=who.namespace,
-            agent_id=who.agent_id,
-            thread_id=who.thread_id,
-            scope=scope,
-        )
+    def handoff(found: Identity | None, messages: list[Any]) -> dict[str, Any]:
+        if found is not None:
+            # The hand-off is the turn's whole cost: plain dicts, claims, a
+            # queue put. Encoding, embedding and the store run on the worker.
+            memory.submit(
+                capturable(current_turn(messages), tools=capture_tools),
+                namespace=found.namespace,
+                agent_id=found.agent_id,
+                thread_id=found.thread_id,
+                scope=scope,
+            )
         stale = _drop_ephemeral(messages)
         return {"messages": stale} if stale else {}
 
+    def capture(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return handoff(who.sync(config), _messages(state))
+
     async def acapture(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return capture(state, config)  # submit never waits on the write itself
+        found = await who.run_async(config)
+        # submit() fsyncs the capture spool: off the event loop (LangGraph's
+        # server rejects blocking calls there).
+        return await asyncio.to_thread(handoff, found, _messages(state))
 
     return HindsightNode(capture, acapture, "hindsight_capture")
 
 
 class _Reflect:
     def __init__(
-        self, memory: HindsightMemory, llm: Any, agent_id: str | None, mode: ReflectMode
+        self, memory: HindsightMemory, llm: Any, who: _Who, mode: ReflectMode
     ) -> None:
         if mode not in ("background", "sync"):
             raise ValueError(f"mode must be 'background' or 'sync', not {mode!r}")
-        self.memory, self.llm, self.agent_id, self.mode = memory, llm, agent_id, mode
+        self.memory, self.llm, self.who, self.mode = memory, llm, who, mode
         self.last: Reflection | None = None
 
     def _done(self, result: Reflection) -> None:
         self.last = result
 
-    def _start(self, state: Any, config: RunnableConfig) -> tuple[list[Any], Any]:
-        who = require_identity(config, agent_id=self.agent_id)
+    def _start(self, state: Any, who: Identity) -> tuple[list[Any], Any]:
         turn = current_turn(_messages(state))
         return turn, reflection_args(self.memory, who, self.llm)
 
     def sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        turn, kwargs = self._start(state, config)
+        who = self.who.sync(config)
+        if who is None:
+            return {}
+        turn, kwargs = self._start(state, who)
         if self.mode == "background":
             reflect_later(self.memory, turn, on_done=self._done, **kwargs)
         else:
@@ -293,7 +347,10 @@ class _Reflect:
         return {}
 
     async def run_async(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        turn, kwargs = self._start(state, config)
+        who = await self.who.run_async(config)
+        if who is None:
+            return {}
+        turn, kwargs = self._start(state, who)
         if self.mode == "background":
             reflect_later(self.memory, turn, on_done=self._done, **kwargs)
         else:
@@ -307,6 +364,8 @@ def reflect_node(
     llm: Any = None,
     agent_id: str | None = None,
     mode: ReflectMode = "background",
+    identity: IdentityRule | None = None,
+    strict: bool = True,
 ) -> Node:
     """A node that reflects on the finished run (see :mod:`hindsight_lg.memory.lifecycle.reflect`).
 
@@ -317,6 +376,8 @@ def reflect_node(
         mode: ``"background"`` queues the reflection on the capture worker
             (the run does not wait; ``memory.flush()`` does); ``"sync"`` runs
             it inline, for tests and scripts that need it done on return.
+        identity: whose memory (the documented default rule when ``None``).
+        strict: raise when a run names no user; ``False`` warns and skips.
 
     Returns:
         A runnable node; it changes no state.
@@ -324,5 +385,5 @@ def reflect_node(
     Raises:
         ValueError: unknown ``mode``.
     """
-    impl = _Reflect(memory, llm, agent_id, mode)
+    impl = _Reflect(memory, llm, _Who("reflect_node", agent_id, identity, strict), mode)
     return HindsightNode(impl.sync, impl.run_async, "hindsight_reflect")

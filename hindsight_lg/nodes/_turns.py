@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hindsight_lg._messages import AI, HUMAN, lookup, role, text_of
+from hindsight_lg._messages import AI, HUMAN, capturable, lookup, role, text_of
 
 EPHEMERAL_PREFIX = "hindsight-memories-"
 
@@ -43,3 +43,13 @@ def latest_user_text(messages: Sequence[Any]) -> str:
         if role(message) == HUMAN:
             return text_of(message)
     return ""
+
+
+__all__ = [
+    "EPHEMERAL_PREFIX",
+    "capturable",
+    "current_turn",
+    "is_ephemeral",
+    "is_final_answer",
+    "latest_user_text",
+]

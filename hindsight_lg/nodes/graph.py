@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
+from hindsight_lg.identity import IdentityRule
 from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.nodes._core import (
     Into,
@@ -82,6 +83,9 @@ def add_hindsight(
     into: Into = "messages",
     agent_id: str | None = None,
     scope: str = "private",
+    identity: IdentityRule | None = None,
+    strict: bool = True,
+    capture_tools: bool = False,
     **recall_options: Any,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Add memory to a graph: recall before ``agent``, capture after, reflect at the end.
@@ -101,6 +105,14 @@ def add_hindsight(
         into: where recalled memories go (see :func:`recall_node`).
         agent_id: fixed agent id (else from context / ``configurable``).
         scope: scope of captured memories.
+        identity: whose memory, for all three nodes (see
+            :mod:`hindsight_lg.identity`; the documented default rule when
+            ``None``).
+        strict: raise when a run names no user (and its thread names none
+            either); ``False`` logs a warning once per thread and runs
+            without memory.
+        capture_tools: also capture what the assistant said right after a
+            tool result (see :func:`capture_node`).
         **recall_options: passed to :func:`recall_node` (``budget_tokens``, ``k``...).
 
     Returns:
@@ -126,17 +138,17 @@ def add_hindsight(
     taken = {RECALL, CAPTURE, REFLECT} & set(builder.nodes)
     if taken:
         raise ValueError(f"add_hindsight was already applied (nodes {sorted(taken)})")
+    who: dict[str, Any] = {"agent_id": agent_id, "identity": identity, "strict": strict}
+    builder.add_node(RECALL, recall_node(memory, into=into, **who, **recall_options))
     builder.add_node(
-        RECALL, recall_node(memory, into=into, agent_id=agent_id, **recall_options)
+        CAPTURE,
+        capture_node(memory, scope=scope, capture_tools=capture_tools, **who),
     )
-    builder.add_node(CAPTURE, capture_node(memory, agent_id=agent_id, scope=scope))
     _rewire_entry(builder, agent)
     _rewire_exits(builder, agent)
     if reflect:
         mode: ReflectMode = "background" if reflect is True else reflect
-        builder.add_node(
-            REFLECT, reflect_node(memory, llm=llm, agent_id=agent_id, mode=mode)
-        )
+        builder.add_node(REFLECT, reflect_node(memory, llm=llm, mode=mode, **who))
         builder.add_conditional_edges(CAPTURE, _after_capture, [REFLECT, END])
         builder.add_edge(REFLECT, END)
     else:

@@ -7,6 +7,7 @@ memory block added to every model call with ``request.override(system_message=..
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -25,7 +26,13 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from hindsight_lg._messages import text_of
-from hindsight_lg.identity import Identity, require_identity
+from hindsight_lg.identity import (
+    Identity,
+    IdentityRule,
+    afind_identity,
+    find_identity,
+    unattributed,
+)
 from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.memory.lifecycle.reflect import (
     Reflection,
@@ -40,7 +47,7 @@ from hindsight_lg.nodes._run import (
     reflection_args,
     without_turn,
 )
-from hindsight_lg.nodes._turns import current_turn, latest_user_text
+from hindsight_lg.nodes._turns import capturable, current_turn, latest_user_text
 
 
 class HindsightAgentState(AgentState[Any]):
@@ -67,6 +74,12 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         llm: chat model for reflection (heuristics without one).
         agent_id: fixed agent id (else ``agent_id`` from context / configurable).
         scope: scope of captured memories.
+        identity: whose memory (see :mod:`hindsight_lg.identity`; the
+            documented default rule when ``None``).
+        strict: raise when a run names no user; ``False`` logs a warning
+            once per thread and runs without memory.
+        capture_tools: also capture what the assistant said right after a
+            tool result (skipped by default: it mostly restates tool output).
         recall_options: passed to :meth:`HindsightMemory.recall`
             (``budget_tokens``, ``k``, ``timeout``...).
 
@@ -86,6 +99,9 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         llm: Any = None,
         agent_id: str | None = None,
         scope: str = "private",
+        identity: IdentityRule | None = None,
+        strict: bool = True,
+        capture_tools: bool = False,
         **recall_options: Any,
     ) -> None:
         super().__init__()
@@ -100,11 +116,31 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         self.llm = llm
         self.agent_id = agent_id
         self.scope = scope
+        self.identity = identity
+        self.strict = strict
+        self.capture_tools = capture_tools
         self.recall_options = recall_options
         self.last_reflection: Reflection | None = None
 
-    def _who(self, runtime: Runtime[Any]) -> Identity:
-        return require_identity(get_config(), runtime.context, agent_id=self.agent_id)
+    def _settle(self, found: Identity | None, config: Any) -> Identity | None:
+        if found is None:
+            thread = (config.get("configurable") or {}).get("thread_id")
+            unattributed("HindsightMiddleware", thread, strict=self.strict)
+        return found
+
+    def _who(self, runtime: Runtime[Any]) -> Identity | None:
+        config = get_config()
+        found = find_identity(
+            config, runtime.context, agent_id=self.agent_id, rule=self.identity
+        )
+        return self._settle(found, config)
+
+    async def _awho(self, runtime: Runtime[Any]) -> Identity | None:
+        config = get_config()
+        found = await afind_identity(
+            config, runtime.context, agent_id=self.agent_id, rule=self.identity
+        )
+        return self._settle(found, config)
 
     def _recall_kwargs(self, who: Identity, messages: list[Any]) -> dict[str, Any]:
         return {
@@ -130,7 +166,7 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
     ) -> dict[str, Any] | None:
         who, messages = self._who(runtime), list(state["messages"])
         query = latest_user_text(messages)
-        if not query:
+        if not query or who is None:
             return {"hindsight_memories": ""}
         result = self.memory.recall(query, **self._recall_kwargs(who, messages))
         return self._noted(who, query, result, messages)
@@ -138,9 +174,9 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
     async def abefore_agent(
         self, state: HindsightAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        who, messages = self._who(runtime), list(state["messages"])
+        who, messages = await self._awho(runtime), list(state["messages"])
         query = latest_user_text(messages)
-        if not query:
+        if not query or who is None:
             return {"hindsight_memories": ""}
         result = await self.memory.arecall(query, **self._recall_kwargs(who, messages))
         return self._noted(who, query, result, messages)
@@ -171,7 +207,7 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
 
     def _capture(self, who: Identity, turn: list[Any]) -> None:
         self.memory.submit(
-            turn,
+            capturable(turn, tools=self.capture_tools),
             namespace=who.namespace,
             agent_id=who.agent_id,
             thread_id=who.thread_id,
@@ -193,6 +229,8 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         self, state: HindsightAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         who = self._who(runtime)
+        if who is None:
+            return None
         turn = current_turn(list(state["messages"]))
         self._capture(who, turn)
         if self.reflect and not self._reflect_later(who, turn):
@@ -203,9 +241,12 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
     async def aafter_agent(
         self, state: HindsightAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        who = self._who(runtime)
+        who = await self._awho(runtime)
+        if who is None:
+            return None
         turn = current_turn(list(state["messages"]))
-        self._capture(who, turn)
+        # submit() fsyncs the capture spool: off the event loop.
+        await asyncio.to_thread(self._capture, who, turn)
         if self.reflect and not self._reflect_later(who, turn):
             args = reflection_args(self.memory, who, self.llm)
             self._done(await areflect(self.memory, turn, **args))

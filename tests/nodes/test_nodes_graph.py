@@ -78,7 +78,10 @@ def test_memory_message_is_ephemeral(
 def test_tool_loop_keeps_memories_and_captures_once(
     memory: HindsightMemory, make_graph: GraphFactory, model: FakeToolChatModel
 ) -> None:
-    """Across a tool call the model keeps seeing memories; the turn is captured once."""
+    """Across a tool call the model keeps seeing memories; the turn is captured once.
+
+    The tool result and the answer that restates it are not captured.
+    """
     graph = make_graph(InMemorySaver())
     _ask(graph, FACT, cfg("t1"))
     memory.flush()
@@ -90,7 +93,7 @@ def test_tool_loop_keeps_memories_and_captures_once(
     )
     memory.flush()
     ids = [m["id"] for item in captured for m in item["messages_or_text"]]
-    assert sorted(ids) == sorted(m.id for m in thread if m.type != "tool")
+    assert sorted(ids) == sorted([thread[0].id, thread[1].id])
     assert len(ids) == len(set(ids))
 
 

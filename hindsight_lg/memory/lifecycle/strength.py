@@ -16,6 +16,9 @@ from hindsight_lg.memory.policy import Policy
 from hindsight_lg.model import Kind, MemoryRecord, Status
 
 _DAY = 86400.0
+#: ``record.meta[PINNED_KEY]``: an item an application stored explicitly
+#: (``HindsightStore.put``); decay leaves it active, its TTL expires it.
+PINNED_KEY = "pinned"
 _MAX_HALF_LIFE_FACTOR = 10.0
 
 
@@ -79,10 +82,13 @@ def weaken(record: MemoryRecord, factor: float, now: float) -> MemoryRecord:
 def decay_status(record: MemoryRecord, policy: Policy, now: float) -> Status | None:
     """The status a record should move to now, or ``None`` to stay.
 
-    Superseded, archived and deleted memories are history: decay leaves them.
+    Superseded, archived and deleted memories are history: decay leaves them,
+    and pinned ones (put explicitly by an application) too.
     """
     value = strength(record, now)
     record.strength = value
+    if record.meta.get(PINNED_KEY):
+        return None
     if record.status is Status.ACTIVE and value < policy.cold_threshold:
         return Status.COLD
     if record.status is Status.COLD and value < policy.archive_threshold:

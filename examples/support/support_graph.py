@@ -1,0 +1,29 @@
+"""The customer-support agent on LangGraph's server: ``create_agent`` + memory middleware.
+
+``langgraph.json`` beside this file serves it with ``langgraph dev``. The
+middleware recalls before the model and captures after the agent, against the
+server-wide memory of ``hindsight_lg.deploy``; the customer is the server's
+authenticated user or, without auth, ``context={"user_id": ...}`` (or
+``configurable.user_id``) sent with the run.
+"""
+
+from __future__ import annotations
+
+from langchain.agents import create_agent
+
+from hindsight_lg.deploy import chat_model, memory
+from hindsight_lg.nodes.middleware import HindsightMiddleware
+from hindsight_lg.templates.customer_support import (
+    Customer,
+    offline_model,
+    order_status,
+)
+
+# No checkpointer or store here: the server supplies both (see langgraph.json).
+graph = create_agent(
+    chat_model(offline=offline_model),
+    tools=[order_status],
+    system_prompt="You are a concise customer-support agent.",
+    middleware=[HindsightMiddleware(memory())],
+    context_schema=Customer,
+)

@@ -1,0 +1,181 @@
+"""Wiring for LangGraph's server: one memory per process, its store and its saver.
+
+``langgraph dev`` / ``langgraph up`` (and LangSmith Deployment) read
+``langgraph.json``, which names a custom long-term store and a custom
+checkpointer by import path. Point both here and the server's HTTP store API
+(``client.store.put_item`` / ``search_items`` / ``get_item``), its threads and
+the graphs it runs all reach the same memory::
+
+    {
+      "graphs": {"assistant": "assistant_graph:graph"},
+      "store": {"path": "hindsight_lg.deploy.store"},
+      "checkpointer": {"path": "hindsight_lg.deploy.checkpointer"}
+    }
+
+Use these dotted paths, not ``./file.py:name``: the server loads a store given
+by file path into a fresh module object, so a store defined next to the graph
+would open a second memory on the same files.
+
+The graph gets the same engine from :func:`memory`. Everything is configured by
+environment (the ``env`` block of ``langgraph.json`` or the container's):
+
+- ``HINDSIGHT_URI``: a Milvus Lite file (default ``./hindsight.db``) or a
+  Milvus server ``http(s)://host:19530``; ``HINDSIGHT_TOKEN``: its credentials.
+- ``HINDSIGHT_EMBEDDER``: ``hashing``, ``minilm``, ``bge-m3`` or a model path
+  (default: the best one installed).
+- ``HINDSIGHT_CHAT_MODEL``: an ``init_chat_model`` name (default: an offline
+  scripted model, see :func:`chat_model`).
+- ``HINDSIGHT_CHECKPOINTS``: where thread state lives behind the bridging saver:
+  a SQLite file (default ``./checkpoints.sqlite``) or ``postgresql://...``.
+- ``HINDSIGHT_SAVER_CAPTURE``: ``0`` keeps the saver from capturing turns
+  (graphs that capture with their own nodes in a non-private scope want this).
+
+Who a run belongs to comes from the run (see :mod:`hindsight_lg.identity`):
+with the server's custom auth, the authenticated user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from hindsight_lg import telemetry
+from hindsight_lg.checkpointers.aio import AsyncHindsightSaver
+from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.store import HindsightStore
+
+__all__ = ["chat_model", "checkpointer", "close", "memory", "store"]
+
+_lock = threading.Lock()
+_memory: HindsightMemory | None = None
+
+
+def memory() -> HindsightMemory:
+    """The process-wide memory, opened from the environment on first use.
+
+    The graphs, the store and the saver of one server process share it, so
+    its read cache and capture worker are per process, not per request. The
+    server closes it at shutdown (see :func:`store`); ``atexit`` is the
+    fallback for processes that end otherwise.
+    """
+    global _memory
+    with _lock:
+        if _memory is None:
+            _memory = HindsightMemory.from_uri(
+                os.environ.get("HINDSIGHT_URI", "./hindsight.db"),
+                embedder=os.environ.get("HINDSIGHT_EMBEDDER") or None,
+                token=os.environ.get("HINDSIGHT_TOKEN", ""),
+            )
+            atexit.register(_memory.close)
+        return _memory
+
+
+def close() -> None:
+    """Flush queued captures and close the process-wide memory; idempotent.
+
+    A later :func:`memory` opens a new one (graphs built before keep the old,
+    closed engine, so call this only when the process is done serving).
+    """
+    global _memory
+    with _lock:
+        engine, _memory = _memory, None
+    if engine is not None:
+        atexit.unregister(engine.close)
+        engine.close()
+        telemetry.get_logger().info("deploy_memory_closed")
+
+
+@asynccontextmanager
+async def store() -> AsyncIterator[HindsightStore]:
+    """The server's long-term store over :func:`memory` (``store.path`` target).
+
+    The server enters it at start-up and leaves it at shutdown, which flushes
+    the captures still queued and closes the memory. ``langgraph dev`` and
+    uvicorn end on SIGTERM by re-raising the signal, so ``atexit`` would not
+    run; this exit does.
+
+    Yields:
+        A :class:`~hindsight_lg.store.HindsightStore`.
+    """
+    engine = await asyncio.to_thread(memory)
+    try:
+        yield HindsightStore(engine)
+    finally:
+        await asyncio.to_thread(close)
+
+
+def _capture_on() -> bool:
+    return os.environ.get("HINDSIGHT_SAVER_CAPTURE", "1").strip() not in ("0", "")
+
+
+def _inner_saver(target: str) -> AbstractAsyncContextManager[Any]:
+    """The async saver that keeps thread state, opened from a file or a URI."""
+    if target.startswith(("postgres://", "postgresql://")):
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        except ImportError:
+            raise ImportError("pip install langgraph-checkpoint-postgres") from None
+        pooled: AbstractAsyncContextManager[Any] = AsyncPostgresSaver.from_conn_string(
+            target
+        )
+        return pooled
+    try:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    except ImportError:
+        raise ImportError("pip install 'hindsight-lg[server]'") from None
+    opened: AbstractAsyncContextManager[Any] = AsyncSqliteSaver.from_conn_string(target)
+    return opened
+
+
+@asynccontextmanager
+async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The bridging saver for the server (``checkpointer.path`` target).
+
+    Thread state goes to SQLite or Postgres (``HINDSIGHT_CHECKPOINTS``); new
+    turns flow into :func:`memory` unless ``HINDSIGHT_SAVER_CAPTURE=0``;
+    deleting a thread through the API forgets the memories captured from it.
+    Leaving it (server shutdown) closes the memory too.
+
+    Yields:
+        An :class:`~hindsight_lg.checkpointers.aio.AsyncHindsightSaver`.
+    """
+    target = os.environ.get("HINDSIGHT_CHECKPOINTS", "./checkpoints.sqlite")
+    engine = await asyncio.to_thread(memory)
+    try:
+        async with _inner_saver(target) as inner:
+            if target.startswith("postgres"):
+                await inner.setup()
+            yield AsyncHindsightSaver(
+                inner, engine, capture=_capture_on(), forget_on_delete=True
+            )
+    finally:
+        await asyncio.to_thread(close)
+
+
+def chat_model(offline: Callable[[], Any] | None = None) -> Any:
+    """The model ``HINDSIGHT_CHAT_MODEL`` names, else an offline scripted one.
+
+    Args:
+        offline: builds the offline model; default a fake chat model that
+            answers by quoting the memories it was given.
+
+    Returns:
+        A LangChain chat model.
+    """
+    name = os.environ.get("HINDSIGHT_CHAT_MODEL")
+    if name:
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(name)
+    if offline is not None:
+        return offline()
+    from hindsight_lg.testing import FakeToolChatModel, echo_memories
+
+    return FakeToolChatModel(respond=echo_memories)

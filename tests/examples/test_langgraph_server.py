@@ -1,0 +1,231 @@
+"""The templates served by LangGraph's own server (``langgraph dev``), driven over HTTP.
+
+Each test copies a template folder to a temporary directory, starts
+``langgraph dev`` there on a free port of 127.0.0.1, waits for ``/ok``, talks
+to it with ``langgraph-sdk`` and stops it with SIGTERM. The server's store
+and checkpointer are hindsight-lg's (``hindsight_lg.deploy``), its memory a
+Milvus Lite file in the temporary directory, its model the offline fake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+langgraph_sdk = pytest.importorskip("langgraph_sdk")
+pytest.importorskip("langgraph_api")
+
+from hindsight_lg import HindsightMemory  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TOKENS = {"maya-token": "maya", "tom-token": "tom"}
+FACT = "My sister Lena's wedding is in Lisbon on June 14."
+QUESTION = "When is Lena's wedding?"
+START_TIMEOUT = 120.0
+
+
+@dataclass
+class Server:
+    """A running ``langgraph dev`` and where it keeps its memory."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    folder: Path
+    log: Path
+
+    def stop(self) -> int:
+        """SIGTERM, then wait for the process to exit by itself."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(
+                f"langgraph dev ignored SIGTERM\n{self.tail()}"
+            ) from None
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _langgraph() -> str:
+    beside = Path(sys.executable).parent / "langgraph"
+    return str(beside) if beside.exists() else shutil.which("langgraph") or "langgraph"
+
+
+def _wait_healthy(server: Server) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise AssertionError(f"langgraph dev exited\n{server.tail()}")
+        try:
+            if httpx.get(f"{server.url}/ok", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    server.stop()
+    raise AssertionError(
+        f"langgraph dev not healthy in {START_TIMEOUT}s\n{server.tail()}"
+    )
+
+
+def _start(template: str, tmp_path: Path, config: str = "langgraph.json") -> Server:
+    folder = tmp_path / template
+    shutil.copytree(
+        EXAMPLES / template,
+        folder,
+        ignore=shutil.ignore_patterns(".langgraph_api", "*.db", "*.sqlite*"),
+    )
+    env = {
+        **os.environ,
+        "HINDSIGHT_URI": str(tmp_path / "hindsight.db"),
+        "HINDSIGHT_CHECKPOINTS": str(tmp_path / "checkpoints.sqlite"),
+        "HINDSIGHT_EMBEDDER": "hashing",
+        "HINDSIGHT_DEMO_TOKENS": ",".join(f"{t}:{u}" for t, u in TOKENS.items()),
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    }
+    env.pop("HINDSIGHT_CHAT_MODEL", None)
+    port = _free_port()
+    log = tmp_path / "server.log"
+    command = [_langgraph(), "dev", "--no-browser", "--no-reload"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--config", config]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    server = Server(f"http://127.0.0.1:{port}", process, folder, log)
+    _wait_healthy(server)
+    return server
+
+
+@pytest.fixture(scope="module")
+def assistant_with_auth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One authenticated assistant server for the tests that only talk to it."""
+    server = _start("assistant", tmp_path_factory.mktemp("auth"), "langgraph.auth.json")
+    yield server
+    server.stop()
+
+
+def _client(server: Server, token: str) -> Any:
+    headers = {"Authorization": f"Bearer {token}"}
+    return langgraph_sdk.get_client(url=server.url, headers=headers)
+
+
+def _say(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def _reply(state: Any) -> str:
+    return str(state["messages"][-1]["content"])
+
+
+async def _memories(client: Any, query: str | None = None) -> list[str]:
+    found = await client.store.search_items(("memories",), query=query, limit=50)
+    return [str(item["value"].get("content", "")) for item in found["items"]]
+
+
+async def _until_captured(client: Any, words: str, timeout: float = 20.0) -> list[str]:
+    """Captures run behind the turn: poll the store until ``words`` shows up."""
+    deadline = time.monotonic() + timeout
+    while True:
+        contents = await _memories(client)
+        if any(words in c for c in contents) or time.monotonic() > deadline:
+            return contents
+        await asyncio.sleep(0.25)
+
+
+async def test_assistant_on_langgraph_server_keeps_users_apart(
+    assistant_with_auth: Server,
+) -> None:
+    """Over HTTP a fact told in one thread is recalled in the user's next thread,
+    listed through client.store, and never reaches another authenticated user."""
+    maya = _client(assistant_with_auth, "maya-token")
+    tom = _client(assistant_with_auth, "tom-token")
+    first, second = await maya.threads.create(), await maya.threads.create()
+    toms = await tom.threads.create()
+
+    await maya.runs.wait(first["thread_id"], "assistant", input=_say(FACT))
+    listed = await _until_captured(maya, "June 14")
+    assert any("Lena" in c and "June 14" in c for c in listed), listed
+
+    recalled = await maya.runs.wait(
+        second["thread_id"], "assistant", input=_say(QUESTION)
+    )
+    assert "June 14" in _reply(recalled)
+
+    # Tom asks the same, and even names Maya as the user: the auth identity wins.
+    forged = {"configurable": {"user_id": "maya"}}
+    answer = await tom.runs.wait(
+        toms["thread_id"], "assistant", input=_say(QUESTION), config=forged
+    )
+    assert "June 14" not in _reply(answer)
+    assert not any("June 14" in c for c in await _memories(tom))
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        await tom.store.search_items(("memories", "maya"))
+    assert refused.value.response.status_code == 403
+    with pytest.raises(httpx.HTTPStatusError) as hidden:
+        await tom.threads.get(first["thread_id"])
+    assert hidden.value.response.status_code == 404
+
+
+async def test_store_items_put_over_http_are_recalled_by_the_graph(
+    assistant_with_auth: Server,
+) -> None:
+    """An item put through client.store is read back by get_item and recalled by a run."""
+    maya = _client(assistant_with_auth, "maya-token")
+    await maya.store.put_item(
+        ("memories", "maya"), "drink", {"content": "Maya drinks jasmine tea."}
+    )
+    item = await maya.store.get_item(("memories", "maya"), "drink")
+    assert item["value"] == {"content": "Maya drinks jasmine tea."}
+
+    thread = await maya.threads.create()
+    state = await maya.runs.wait(
+        thread["thread_id"], "assistant", input=_say("What tea do I drink?")
+    )
+    assert "jasmine" in _reply(state)
+    tom = _client(assistant_with_auth, "tom-token")
+    assert not any("jasmine" in c for c in await _memories(tom, "tea"))
+
+
+def test_server_stops_cleanly_and_leaves_memory_on_disk(tmp_path: Path) -> None:
+    """SIGTERM shuts langgraph dev down through the store, which closes the memory."""
+    server = _start("assistant", tmp_path)
+    client = langgraph_sdk.get_sync_client(url=server.url)
+    thread = client.threads.create()
+    client.runs.wait(
+        thread["thread_id"],
+        "assistant",
+        input=_say(FACT),
+        config={"configurable": {"user_id": "maya"}},
+    )
+    # uvicorn re-raises SIGTERM once its shutdown is done: -SIGTERM is a clean stop.
+    assert server.stop() in (0, -signal.SIGTERM)
+    assert "deploy_memory_closed" in server.log.read_text(errors="replace")
+    with HindsightMemory.from_uri(
+        str(tmp_path / "hindsight.db"), embedder="hashing"
+    ) as memory:
+        contents = [r.content for r in memory.list_memories("maya", limit=50)]
+    assert any("June 14" in c for c in contents), contents

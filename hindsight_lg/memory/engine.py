@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from hindsight_lg import telemetry
 from hindsight_lg._messages import plain_messages
@@ -29,6 +29,7 @@ from hindsight_lg.backends import (
     with_read_cache,
 )
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
+from hindsight_lg.memory._locks import WriteLocks
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory.capture import (
     CaptureWorker,
@@ -39,7 +40,15 @@ from hindsight_lg.memory.capture import (
     Writer,
     to_turns,
 )
-from hindsight_lg.memory.lifecycle import ClusterParams, Lifecycle, Progress
+from hindsight_lg.memory.capture.commit import DrainingBackend, GroupCommit
+from hindsight_lg.memory.capture.durable import check_capture
+from hindsight_lg.memory.lifecycle import (
+    ClusterParams,
+    Correction,
+    CorrectionFactors,
+    Lifecycle,
+    Progress,
+)
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult, Searcher
 from hindsight_lg.memory.timeparse import check_event_time
@@ -109,6 +118,13 @@ class HindsightMemory:
         # Reads other than dense search are served from a write-through
         # namespace cache, so a recall costs about one store query.
         self.backend = with_read_cache(backend) if cache else backend
+        # With a spool, captures are acknowledged once fsync'd there and
+        # reach the store in batches (group commit); every other store call
+        # goes through a view that writes the staged batch first.
+        self.spool = Spool(spool) if isinstance(spool, (str, os.PathLike)) else spool
+        self._group = None if self.spool is None else GroupCommit(self.backend, self.spool)
+        if self._group is not None:
+            self.backend = DrainingBackend(self.backend, self._group)
         self.embedder = embedder if embedder is not None else default_embedder()
         self.policy = policy or Policy()
         self.llm = llm
@@ -123,7 +139,10 @@ class HindsightMemory:
         self._searcher = Searcher(
             traced(self.backend), self.embedder, self.policy, reranker
         )
-        self._write_lock = threading.RLock()
+        self._writer.sink = self._group
+        # Captures lock their namespace; lifecycle operations the whole engine.
+        self._locks = WriteLocks()
+        self._write_lock = cast(threading.RLock, self._locks)  # same protocol
         self.lifecycle = Lifecycle(
             self.backend,
             self.embedder,
@@ -137,9 +156,7 @@ class HindsightMemory:
         self.worker = CaptureWorker(self.capture)
         self._new_episodes: Counter[str] = Counter()
         self.setup()
-        # With a spool, captures are acknowledged once fsync'd and survive a
-        # crash or a store outage; whatever a previous run left is replayed now.
-        self.spool = Spool(spool) if isinstance(spool, (str, os.PathLike)) else spool
+        # Whatever a previous run left in the spool is replayed now.
         self._durable = None if self.spool is None else SpooledCapture(self, self.spool)
         if self._durable is not None:
             self.worker.on_accept = self._durable.accept
@@ -157,10 +174,15 @@ class HindsightMemory:
     ) -> HindsightMemory:
         """Open memory at ``uri``: a Milvus Lite file, ``http(s)://`` server, or ``:memory:``.
 
-        The returned memory owns its backend: :meth:`close` closes it.
+        The returned memory owns its backend: :meth:`close` closes it. A
+        Milvus Lite file gets the capture spool ``<uri>.spool`` unless
+        ``spool`` is given (``spool=None`` turns it off): captures are then
+        acknowledged once fsync'd there and written in batches.
         """
         chosen = default_embedder(embedder)
         backend = open_backend(uri, token=token, prefix=prefix)
+        if "spool" not in kwargs and getattr(backend, "is_lite", False):
+            kwargs["spool"] = uri.rstrip("/\\") + ".spool"
         return cls(backend, chosen, owns_backend=True, **kwargs)
 
     def setup(self) -> None:
@@ -223,6 +245,7 @@ class HindsightMemory:
             "source_ids": source_ids,
             "scope": scope,
         }
+        check_capture(**kwargs)  # what the store cannot hold fails here, not later
         if self._durable is not None:
             payload = self._durable.payload(messages_or_text, **kwargs)
             return self._durable.capture(payload, capture_id)
@@ -239,6 +262,7 @@ class HindsightMemory:
         event_time: float | None = None,
         source_ids: Sequence[str] | None = None,
         scope: Scope | str = Scope.PRIVATE,
+        capture_id: str | None = None,
     ) -> list[MemoryRecord]:
         turns = to_turns(messages_or_text, speaker, source_ids)
         now = self.clock()
@@ -255,10 +279,12 @@ class HindsightMemory:
                     "input.value": "\n".join(t.text for t in turns)[:2000],
                 },
             ) as span,
-            self._write_lock,
+            self._locks.namespace(namespace),
             telemetry.collecting() as steps,
-            self._writer.batch(),
+            self._writer.batch(namespace, capture_id),
         ):
+            if capture_id and self._durable and not self._durable.wanted(capture_id):
+                return []  # forgotten while it waited in the queue
             written = self._writer.capture_turns(
                 turns,
                 Placement(namespace, agent_id or "", Scope(scope), thread_id or ""),
@@ -651,6 +677,70 @@ class HindsightMemory:
         """Bring a cold or archived memory back to active."""
         return self.lifecycle.restore(namespace, memory_id)
 
+    async def arestore(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Async twin of :meth:`restore`."""
+        return await asyncio.to_thread(self.restore, namespace, memory_id)
+
+    def correct(
+        self,
+        namespace: str,
+        memory_id: str,
+        text: str,
+        *,
+        factors: CorrectionFactors | None = None,
+    ) -> Correction:
+        """Replace a memory by a person's correction, keeping the old one as history.
+
+        The text becomes a new user-confirmed memory that supersedes the old
+        one (``supersedes`` edge), with raised importance; memories on the same
+        topic lose a little importance (bounded: see
+        :class:`~hindsight_lg.memory.lifecycle.CorrectionFactors`). Every change
+        is a compare-and-swap that re-reads and retries on a concurrent write.
+
+        Args:
+            namespace: the tenant.
+            memory_id: the memory that is wrong.
+            text: what is true instead.
+            factors: the correction's bounded factors (defaults documented).
+
+        Returns:
+            A :class:`~hindsight_lg.memory.lifecycle.Correction`.
+
+        Raises:
+            KeyError: no such memory.
+            ValueError: empty text, or the memory is already superseded.
+        """
+        return self.lifecycle.correct(namespace, memory_id, text, factors)
+
+    async def acorrect(
+        self,
+        namespace: str,
+        memory_id: str,
+        text: str,
+        *,
+        factors: CorrectionFactors | None = None,
+    ) -> Correction:
+        """Async twin of :meth:`correct`."""
+        return await asyncio.to_thread(
+            self.correct, namespace, memory_id, text, factors=factors
+        )
+
+    def confirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Verify an unconfirmed experience lesson: it joins ordinary recall."""
+        return self.lifecycle.confirm_lesson(namespace, memory_id)
+
+    async def aconfirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Async twin of :meth:`confirm_lesson`."""
+        return await asyncio.to_thread(self.confirm_lesson, namespace, memory_id)
+
+    def reject_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Archive an experience lesson as wrong; it is never recalled."""
+        return self.lifecycle.reject_lesson(namespace, memory_id)
+
+    async def areject_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Async twin of :meth:`reject_lesson`."""
+        return await asyncio.to_thread(self.reject_lesson, namespace, memory_id)
+
     def decay(
         self, namespace: str | None = None, now: float | None = None
     ) -> dict[str, int]:
@@ -717,6 +807,8 @@ class HindsightMemory:
     def flush(self) -> None:
         """Wait for queued captures, then make every write durable and searchable."""
         self.worker.flush()
+        if self._group is not None:
+            self._group.sync()
         self.backend.flush()
 
     async def aflush(self) -> None:
@@ -727,6 +819,8 @@ class HindsightMemory:
         """Drain queued captures, stop workers, close the backend if owned."""
         self.worker.close()
         self._pool.shutdown(wait=True)
+        if self._group is not None:
+            self._group.close()
         if self.spool is not None:
             self.spool.close()
         if self._owns_backend:

@@ -16,6 +16,7 @@ from hindsight_lg import telemetry
 from hindsight_lg.backends.base import Where, check_namespace
 from hindsight_lg.errors import ConflictError
 from hindsight_lg.memory.capture.writer import embed_records, entity_id
+from hindsight_lg.memory.lifecycle import correct as correction
 from hindsight_lg.memory.lifecycle import strength as lifecycle
 from hindsight_lg.memory.lifecycle.consolidate import (
     ClusterParams,
@@ -24,6 +25,7 @@ from hindsight_lg.memory.lifecycle.consolidate import (
     llm_summary,
     semantic_record,
 )
+from hindsight_lg.memory.lifecycle.correct import Correction, CorrectionFactors
 from hindsight_lg.memory.lifecycle.erasure import delete_memories
 from hindsight_lg.model import (
     AuditEntry,
@@ -102,11 +104,24 @@ class Lifecycle:
         self._write_lock = write_lock
         self._writer = writer
 
+    @property
+    def write_lock(self) -> threading.RLock:
+        """The engine's write lock (re-entrant), shared with capture."""
+        return self._write_lock
+
     def _load(self, namespace: str, memory_id: str) -> MemoryRecord:
         rows = self.backend.get(check_namespace(namespace), [memory_id], vectors=True)
         if not rows:
             raise KeyError(f"no memory {memory_id!r} in namespace {namespace!r}")
         return rows[0]
+
+    def read(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """One memory with its vector, as stored now (for compare-and-swap).
+
+        Raises:
+            KeyError: no such memory in ``namespace``.
+        """
+        return self._load(namespace, memory_id)
 
     def _save(
         self,
@@ -297,6 +312,24 @@ class Lifecycle:
     def restore(self, namespace: str, memory_id: str) -> MemoryRecord:
         """Bring a cold or archived memory back to active."""
         return self._transition(namespace, [memory_id], "restore", lifecycle.restore)[0]
+
+    def correct(
+        self,
+        namespace: str,
+        memory_id: str,
+        text: str,
+        factors: CorrectionFactors | None = None,
+    ) -> Correction:
+        """Replace a memory by a person's correction; see :mod:`.correct`."""
+        return correction.correct(self, namespace, memory_id, text, factors)
+
+    def confirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Verify an experience lesson so that it joins ordinary recall."""
+        return correction.review_lesson(self, namespace, memory_id, confirm=True)
+
+    def reject_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Archive an experience lesson as wrong (restorable, never recalled)."""
+        return correction.review_lesson(self, namespace, memory_id, confirm=False)
 
     def _transition(
         self,

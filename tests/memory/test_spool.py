@@ -104,6 +104,7 @@ def test_outage_spools_then_replays_exactly_once(tmp_path: Path) -> None:
     memory.capture("My sister Ana lives in Lisbon", namespace="u")
     contents = [r.content for r in memory.list_memories("u", history=True)]
     assert sum("green tea" in c for c in contents) == 1
+    memory.flush()  # acks are written by the group commit
     assert memory.spool.pending() == []  # type: ignore[union-attr]
     memory.close()
 
@@ -116,6 +117,7 @@ def test_replay_after_finished_capture_does_not_duplicate(tmp_path: Path) -> Non
     first.capture(text, namespace="u", capture_id=None)
     cid = first.spool.append({"messages_or_text": text, "namespace": "u"})  # type: ignore[union-attr]
     first._durable.run(cid, {"messages_or_text": text, "namespace": "u"}, check=False)  # type: ignore[union-attr]
+    first.flush()  # the group commit writes the records and the marker
     audit_before = len(backend.audit("u"))
     crashed = Spool(tmp_path / "b.spool")
     crashed.append({"messages_or_text": text, "namespace": "u"}, capture_id=cid)
@@ -129,7 +131,7 @@ def test_submit_is_durable_before_it_is_queued(tmp_path: Path) -> None:
     memory = _memory(InMemoryBackend(), tmp_path / "s.spool")
     memory.worker.on_accept = _spy(memory.worker.on_accept, tmp_path / "s.spool")
     memory.submit("I prefer green tea over coffee", namespace="u")
-    memory.worker.flush()
+    memory.flush()
     assert [r.content for r in memory.list_memories("u")] != []
     assert memory.spool.pending() == []  # type: ignore[union-attr]
     memory.close()

@@ -1,21 +1,85 @@
-"""Capture through the spool: acknowledge on fsync, write, mark, ack, replay.
+"""Capture through the spool: check, acknowledge on fsync, write, mark, ack, replay.
 
-Order matters for "exactly once": the records are written and flushed, then
-an audit marker keyed by the capture id, then the spool's ``ack``. A crash
-before the marker replays the capture (the duplicate merges into the record
-already written: same text, similarity 1.0); a crash after it only acks.
+A capture is checked at the spool's door (what the store cannot hold is a
+``ValueError`` before anything is written), appended and fsync'd (the
+acknowledgement), then written through the group commit
+(:mod:`.commit`): staged in the caller's call, committed, flushed, marked in
+the audit trail by its capture id and acked in the spool in the background.
+
+Order matters for "exactly once": a crash before the marker replays the
+capture (the duplicate merges into the record already written: same text,
+similarity 1.0); a crash after it only acks. An entry that fails with
+anything but a store error (it would fail on every replay) is moved to the
+spool's dead-letter file, and replay goes on with the rest.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 from hindsight_lg._messages import plain_messages
+from hindsight_lg.backends.base import check_namespace
 from hindsight_lg.errors import StoreError
-from hindsight_lg.memory.capture.spool import Spool, marker_id
-from hindsight_lg.model import AuditEntry, MemoryRecord, Scope
+from hindsight_lg.memory.capture.spool import Spool, SpoolEntry, marker_id
+from hindsight_lg.model import MemoryRecord, Scope
 from hindsight_lg.telemetry import SPOOL, degrade
+
+#: The store keeps agent and thread ids in VARCHAR(512) fields (UTF-8 bytes).
+MAX_ID_BYTES = 512
+
+
+def check_capture(
+    *,
+    namespace: Any = None,
+    agent_id: Any = None,
+    thread_id: Any = None,
+    speaker: Any = None,
+    event_time: Any = None,
+    scope: Any = None,
+    **_: Any,
+) -> None:
+    """Refuse capture arguments the store cannot hold, before anything is written.
+
+    Raises:
+        ValueError: an id longer than 512 bytes of UTF-8, an unknown scope,
+            or an ``event_time`` that is not a finite POSIX time between the
+            years 1 and 9999; a namespace :func:`check_namespace` refuses.
+        TypeError: an id or speaker that is not a string.
+    """
+    if namespace is not None:
+        check_namespace(namespace)
+    for name, value in (("agent_id", agent_id), ("thread_id", thread_id)):
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+        if len(value.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
+            raise ValueError(
+                f"{name} is longer than {MAX_ID_BYTES} bytes of UTF-8: "
+                "use a shorter id (a hash of a long one works)"
+            )
+    if speaker is not None and not isinstance(speaker, str):
+        raise TypeError(f"speaker must be a str, not {type(speaker).__name__}")
+    if scope is not None:
+        Scope(scope)
+    if event_time is not None:
+        _check_time(event_time)
+
+
+def _check_time(value: Any) -> None:
+    try:
+        ok = math.isfinite(float(value))
+        ok = ok and datetime.fromtimestamp(float(value), UTC).year >= 1
+    except (TypeError, ValueError, OverflowError, OSError):
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"event_time {value!r} is not a POSIX time the store can hold "
+            "(seconds since 1970, between the years 1 and 9999)"
+        )
 
 
 class SpooledCapture:
@@ -47,19 +111,34 @@ class SpooledCapture:
         return {"messages_or_text": messages_or_text, **kwargs}
 
     def accept(self, item: dict[str, Any]) -> dict[str, Any]:
-        """Spool a worker item before it is queued; returns it with its capture id."""
+        """Check and spool a worker item before it is queued; returns it with its id.
+
+        Raises:
+            ValueError, TypeError: the item cannot be stored (see
+                :func:`check_capture`); nothing was spooled.
+            StoreUnavailable: the spool could not be written.
+        """
         if item.get("capture_id"):
             return item
         fields = {k: v for k, v in item.items() if k != "messages_or_text"}
         if fields.get("event_time") is None:
             fields["event_time"] = self.memory.clock()
+        check_capture(**fields)
         payload = self.payload(item["messages_or_text"], **fields)
         return {**payload, "capture_id": self.spool.append(payload)}
 
     def capture(
         self, payload: dict[str, Any], capture_id: str | None
     ) -> list[MemoryRecord]:
-        """Spool (unless already spooled under ``capture_id``), then write."""
+        """Spool (unless already spooled under ``capture_id``), then write.
+
+        Raises:
+            ValueError, TypeError: the capture cannot be stored; nothing was
+                spooled (or, when it fails later, it went to the dead letters).
+            StoreUnavailable: the spool could not be written.
+        """
+        if capture_id is None:
+            check_capture(**payload)
         cid = capture_id or self.spool.append(payload)
         written = self.run(cid, payload, check=False)
         if written is not None and self._failed:
@@ -69,24 +148,44 @@ class SpooledCapture:
     def run(
         self, cid: str, payload: dict[str, Any], *, check: bool
     ) -> list[MemoryRecord] | None:
-        """Write one spooled capture; ``None`` when the store failed (kept spooled)."""
+        """Write one spooled capture; ``None`` when the store failed (kept spooled).
+
+        Raises:
+            Exception: whatever the write raised other than a store error,
+                after the entry went to the dead-letter file (not on replay).
+        """
         namespace = payload["namespace"]
-        backend = self.memory.backend
         try:
-            if check and backend.audit(namespace, marker_id(cid)):
+            if check and self.memory.backend.audit(namespace, marker_id(cid)):
                 self.spool.ack(cid)  # finished before a crash: nothing to redo
                 return []
-            written: list[MemoryRecord] = self.memory._capture_now(**payload)
-            marker = AuditEntry(namespace, marker_id(cid), "captured", detail={})
-            backend.append_audit(namespace, [marker])
-            backend.flush()
+            written: list[MemoryRecord] = self.memory._capture_now(
+                **payload, capture_id=cid
+            )
         except StoreError as exc:
             self._deferred(cid, exc)
             return None
-        self.spool.ack(cid)
+        except Exception as exc:
+            self._quarantine(SpoolEntry(cid, payload), exc)
+            if check:
+                return []
+            raise
         with self._lock:
             self._failed.discard(cid)
         return written
+
+    def _quarantine(self, entry: SpoolEntry, exc: Exception) -> None:
+        with self._lock:
+            self._failed.discard(entry.id)
+        self.spool.quarantine(entry, exc)
+        degrade(
+            SPOOL,
+            "a spooled capture cannot be written: moved to the dead-letter file",
+            log_event="capture_quarantined",
+            capture_id=entry.id,
+            error=repr(exc)[:200],
+            dead_letters=str(self.spool.dead_path),
+        )
 
     def _deferred(self, cid: str, exc: StoreError) -> None:
         with self._lock:
@@ -101,12 +200,25 @@ class SpooledCapture:
         )
 
     def replay(self) -> int:
-        """Write captures left by a crash or a store outage; returns how many landed."""
+        """Write captures left by a crash or a store outage; returns how many landed.
+
+        An entry the store cannot hold is quarantined and replay goes on; a
+        store error stops it (the store is down: the rest waits too).
+        """
         with self._lock:
             todo = [e for e in self.spool.pending() if e.id in self._failed]
         done = 0
         for entry in todo:
+            try:
+                check_capture(**entry.item)
+            except (TypeError, ValueError) as exc:
+                self._quarantine(entry, exc)
+                continue
             if self.run(entry.id, entry.item, check=True) is None:
                 break  # the store is still down: keep the rest for later
             done += 1
         return done
+
+    def wanted(self, capture_id: str) -> bool:
+        """Whether a spooled capture is still owed (not purged by a forget)."""
+        return self.spool.has(capture_id)

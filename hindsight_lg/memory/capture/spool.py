@@ -9,6 +9,13 @@ trail keyed by its capture id, and a replay that finds the marker only acks.
 
 Each line is ``<crc32 hex> <json>``. A line whose checksum fails is a torn
 write from a crash (it was never acknowledged) and is skipped.
+
+A short write or a failed ``fsync`` (a full disk) is not an acknowledgement:
+the file is cut back to where the line began, so the next line does not
+join a torn one, and :class:`~hindsight_lg.errors.StoreUnavailable` is raised.
+An entry that can never be written (replay fails on it with anything but a
+store error) is moved to the dead-letter file ``<spool>.dead`` so the
+entries behind it still land.
 """
 
 from __future__ import annotations
@@ -17,11 +24,12 @@ import json
 import os
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hindsight_lg.errors import StoreUnavailable
 from hindsight_lg.model import new_id
 from hindsight_lg.telemetry import get_logger
 
@@ -112,23 +120,82 @@ class Spool:
         Raises:
             TypeError: ``item`` is not JSON-serialisable.
         """
-        cid = capture_id or new_id()
-        line = _encode({"op": "put", "id": cid, "item": item})
+        return self.append_many([item], [capture_id])[0]
+
+    def append_many(
+        self, items: Sequence[dict[str, Any]], ids: Sequence[str | None] = ()
+    ) -> list[str]:
+        """Write several captures with one ``fsync``; returns their capture ids.
+
+        All or nothing: when the disk takes less than the whole batch, none
+        of it is acknowledged.
+
+        Raises:
+            TypeError: an item is not JSON-serialisable.
+            StoreUnavailable: the disk did not take the lines (full, read-only).
+        """
+        cids = [c or new_id() for c in (*ids, *[None] * (len(items) - len(ids)))]
+        data = b"".join(
+            _encode({"op": "put", "id": c, "item": it})
+            for c, it in zip(cids, items, strict=True)
+        )
         with self._lock:
-            os.write(self._fd, line)
-            os.fsync(self._fd)
-            self._pending[cid] = SpoolEntry(cid, dict(item))
-        return cid
+            self._write_durably(data)
+            for cid, item in zip(cids, items, strict=True):
+                self._pending[cid] = SpoolEntry(cid, dict(item))
+        return cids
+
+    def _write_durably(self, data: bytes) -> None:
+        """Write ``data`` whole and fsync it, or cut the file back and raise."""
+        start = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            _write_all(self._fd, data)
+            os.fdatasync(self._fd)  # data and size: all a replay needs
+        except OSError as exc:
+            self._cut_back(start)
+            raise StoreUnavailable(
+                f"the capture spool {self.path} could not be written "
+                f"({exc.strerror or exc}); the capture was not accepted: free "
+                "disk space or move the spool, then retry"
+            ) from exc
+
+    def _cut_back(self, size: int) -> None:
+        # A torn tail would swallow the next line (no newline between them).
+        try:
+            os.ftruncate(self._fd, size)
+        except OSError:
+            get_logger().error("spool_truncate_failed", path=str(self.path))
 
     def ack(self, capture_id: str) -> None:
         """Mark a capture as safe in the store (no fsync: a lost ack only replays)."""
+        self.ack_many([capture_id])
+
+    def ack_many(self, capture_ids: Sequence[str]) -> None:
+        """Mark captures as safe in the store, in one write.
+
+        A failed write is only logged: an entry without its ``ack`` is
+        replayed, and the replay finds its marker and only acks.
+        """
         with self._lock:
-            if self._pending.pop(capture_id, None) is None:
+            done = [c for c in capture_ids if self._pending.pop(c, None) is not None]
+            if not done or self._fd < 0:
                 return
-            os.write(self._fd, _encode({"op": "ack", "id": capture_id}))
-            self._acked += 1
+            data = b"".join(_encode({"op": "ack", "id": c}) for c in done)
+            start = os.lseek(self._fd, 0, os.SEEK_END)
+            try:
+                _write_all(self._fd, data)
+            except OSError as exc:
+                self._cut_back(start)
+                get_logger().warning("spool_ack_failed", error=str(exc))
+                return
+            self._acked += len(done)
             if self._acked >= self.compact_after:
                 self._compact()
+
+    def has(self, capture_id: str) -> bool:
+        """Whether a capture is still pending (appended, not acked or purged)."""
+        with self._lock:
+            return capture_id in self._pending
 
     def pending(self, namespace: str | None = None) -> list[SpoolEntry]:
         """Captures not acknowledged yet, oldest first."""
@@ -136,14 +203,64 @@ class Spool:
             entries = list(self._pending.values())
         return [e for e in entries if namespace is None or e.namespace == namespace]
 
-    def purge(self, namespace: str) -> int:
-        """Remove a tenant's pending captures from memory and from disk."""
+    def purge(self, namespace: str, thread_id: str | None = None) -> int:
+        """Remove a tenant's (or one thread's) pending captures, from disk too.
+
+        The file is rewritten without them (and the dead-letter file without
+        the tenant's entries), so forgotten text does not stay on disk.
+        """
         with self._lock:
-            doomed = [k for k, e in self._pending.items() if e.namespace == namespace]
+            doomed = [
+                k
+                for k, e in self._pending.items()
+                if e.namespace == namespace
+                and (thread_id is None or e.item.get("thread_id") == thread_id)
+            ]
             for key in doomed:
                 del self._pending[key]
             self._compact()
+            self._purge_dead(namespace, thread_id)
         return len(doomed)
+
+    def quarantine(self, entry: SpoolEntry, error: BaseException) -> None:
+        """Move an entry that cannot be written to the dead-letter file.
+
+        The dead-letter line is fsync'd before the entry is acked, so a crash
+        in between leaves it in both places, never in neither.
+        """
+        body = {"id": entry.id, "item": entry.item, "error": repr(error)[:500]}
+        with self._lock:
+            fd = os.open(self.dead_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                _write_all(fd, _encode(body))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self.ack(entry.id)
+
+    @property
+    def dead_path(self) -> Path:
+        """The dead-letter file: entries replay gave up on, with their error."""
+        return self.path.with_name(self.path.name + ".dead")
+
+    def dead(self) -> list[SpoolEntry]:
+        """Entries in the dead-letter file, oldest first."""
+        if not self.dead_path.exists():
+            return []
+        with self.dead_path.open("rb") as fh:
+            bodies = [b for b in map(_decode, fh) if b is not None]
+        return [SpoolEntry(b["id"], b.get("item") or {}) for b in bodies]
+
+    def _purge_dead(self, namespace: str, thread_id: str | None) -> None:
+        if not self.dead_path.exists():
+            return
+        with self.dead_path.open("rb") as fh:
+            lines = fh.readlines()
+        kept = [
+            line for line in lines if not _belongs(_decode(line), namespace, thread_id)
+        ]
+        if len(kept) != len(lines):
+            _replace(self.dead_path, b"".join(kept))
 
     def compact(self) -> None:
         """Rewrite the file with pending entries only (atomic rename)."""
@@ -151,15 +268,13 @@ class Spool:
             self._compact()
 
     def _compact(self) -> None:
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("wb") as fh:
-            for entry in self._pending.values():
-                fh.write(_encode({"op": "put", "id": entry.id, "item": entry.item}))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
-        os.close(self._fd)
+        data = b"".join(
+            _encode({"op": "put", "id": e.id, "item": e.item})
+            for e in self._pending.values()
+        )
+        _replace(self.path, data)
+        if self._fd >= 0:
+            os.close(self._fd)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._acked = 0
 
@@ -168,9 +283,40 @@ class Spool:
         with self._lock:
             if self._fd < 0:
                 return
-            self._compact()
+            try:
+                self._compact()
+            except OSError as exc:  # a full disk: the uncompacted file is fine
+                get_logger().warning("spool_compact_failed", error=str(exc))
             os.close(self._fd)
             self._fd = -1
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written; a write of 0 bytes is an error."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError(28, "no space left on device (short write)")
+        view = view[n:]
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _belongs(body: dict[str, Any] | None, namespace: str, thread: str | None) -> bool:
+    item = (body or {}).get("item") or {}
+    if not isinstance(item, dict) or item.get("namespace") != namespace:
+        return False
+    return thread is None or item.get("thread_id") == thread
 
 
 def _fsync_dir(directory: Path) -> None:

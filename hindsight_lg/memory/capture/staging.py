@@ -85,6 +85,11 @@ class StagedWrites:
             self._arrays[key] = np.asarray(record.dense, dtype=np.float32)
         return self._arrays[key]
 
+    @property
+    def empty(self) -> bool:
+        """Whether no write is buffered."""
+        return not (self._records or self._edges or self._audit)
+
     def commit(self) -> None:
         """Send the buffered writes: records first, then edges, then audit."""
         for namespace, records in self._records.items():

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ class Turn:
     speaker: str | None
     source_ids: list[str]
     source_kind: SourceKind = SourceKind.USER_CONFIRMED
+    truncated: bool = False
 
 
 def entity_id(name: str) -> str:
@@ -101,7 +103,7 @@ class Writer:
         policy: Policy,
         extractor: Extractor | None = None,
     ) -> None:
-        self.backend = backend
+        self._base = backend
         self.embedder = embedder
         self.policy = policy
         self.extractor = extractor or (
@@ -109,25 +111,48 @@ class Writer:
         )
         self._last_in_thread: dict[tuple[str, str], str] = {}
         self._previous_turn: dict[tuple[str, str, str, str], Turn] = {}
+        # Captures of different namespaces run at once: each thread's batch
+        # has its own staging view.
+        self._local = threading.local()
+        # With group commit, a capture's writes go to this shared stage
+        # (:mod:`.commit`) instead of the store.
+        self.sink: Any = None
+
+    @property
+    def backend(self) -> MemoryBackend:
+        """The store, or this thread's staging view of it inside :meth:`batch`."""
+        staged: MemoryBackend | None = getattr(self._local, "staged", None)
+        return staged if staged is not None else self._base
+
+    @backend.setter
+    def backend(self, value: MemoryBackend) -> None:
+        self._base = value
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(
+        self, namespace: str = "", capture_id: str | None = None
+    ) -> Iterator[None]:
         """Buffer the block's writes; send them in one round per collection at exit.
 
         Nothing is written when the block raises. After the writes the store
         is flushed: Milvus Lite keeps unflushed rows in memory and loses them
         to a crash, and a capture that returned must survive one. (On a
         Milvus server, flush is free: acknowledged writes are already logged.)
+        With a :attr:`sink` and a spooled ``capture_id``, the writes go to
+        the sink instead, and its committer writes and flushes them later.
         """
-        outer = self.backend
-        staged = StagedWrites(outer)
-        self.backend = staged
+        sink = self.sink if capture_id is not None else None
+        staged = StagedWrites(sink.stage if sink is not None else self._base)
+        self._local.staged = staged
         try:
             yield
-            staged.commit()
-            outer.flush()
+            if sink is not None:
+                sink.take(staged, namespace, capture_id)
+            else:
+                staged.commit()
+                self._base.flush()
         finally:
-            self.backend = outer
+            self._local.staged = None
 
     def capture_turns(
         self, turns: Sequence[Turn], where: Placement, *, when: float, now: float
@@ -137,6 +162,10 @@ class Writer:
         One embedding call for the whole capture is what makes batches cheap:
         model calls cost per call far more than per sentence.
         """
+        limit = self.policy.max_content_chars
+        # Cap first: splitting and context blending cost per character, and a
+        # 10 MB turn would otherwise be split whole before being cut.
+        turns = [_capped(turn, limit) for turn in turns]
         encoded = [self._encode(turn, when) for turn in turns]
         asked = self._questions_answered(turns, where)
         vectors = self._event_vectors(encoded, asked)
@@ -282,6 +311,7 @@ class Writer:
     def drafts(self, turn: Turn, event_time: float) -> tuple[Extraction, bool]:
         """Extract events of a turn; returns them and whether the text was truncated."""
         text, truncated = clean(turn.text, max_chars=self.policy.max_content_chars)
+        truncated = truncated or turn.truncated
         if not text:
             return Extraction(events=[]), truncated
         extraction = self.extractor(text, turn.speaker, event_time)
@@ -545,6 +575,16 @@ def _rest_of_turn(text: str, event: str) -> str:
     """The turn's words outside ``event`` (empty when the event is the whole turn)."""
     rest = " ".join(text.replace(event, " ", 1).split())
     return rest if re.search(r"\w{3}", rest) else ""
+
+
+def _capped(turn: Turn, limit: int) -> Turn:
+    """``turn`` cut to ``limit`` characters (plus room for edge whitespace)."""
+    if len(turn.text) <= limit:
+        return turn
+    if "\x00" in turn.text:
+        raise ValueError("text contains NUL bytes: binary data is not a memory")
+    head = turn.text.lstrip()[: limit + 1]
+    return replace(turn, text=head, truncated=len(head) > limit)
 
 
 def _turn_text(turn: Turn) -> str:

@@ -1,0 +1,341 @@
+"""Group commit: the spool is the write-ahead log, the store is written in batches.
+
+A spooled capture is acknowledged once its line is fsync'd in the spool. The
+capture then runs the whole write pipeline in the caller's thread (so it
+returns the records it wrote), but its writes go to a shared in-process
+stage instead of the store. A committer thread moves the stage to the store
+every ``interval_s`` (or once ``max_pending`` captures wait), flushes, writes
+one audit marker per capture (in the next round, after the records' flush)
+and acks the captures in the spool. Many captures thus share one store
+round per collection and one flush.
+
+Reads never see a stale store: the engine's backend is a
+:class:`DrainingBackend`, which moves the stage to the store before any call
+(a recall right after a capture finds it).
+
+Crash safety, step by step: a capture's writes reach the store and are
+flushed before its marker is written; the marker is flushed before the
+spool's ``ack``. A kill before the marker is flushed leaves the capture
+unacknowledged in the spool, and it is replayed on the next open (its
+records, if they were flushed, absorb the replay as an identical
+duplicate); a kill after it only replays into the marker, which acks.
+
+Cost: one store round per collection and one flush per batch.
+Limit: another process reading the same Milvus server sees a capture up to
+``interval_s`` late (Milvus Lite is single-process).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hindsight_lg.backends.base import Hit, MemoryBackend, Where
+from hindsight_lg.errors import StoreError
+from hindsight_lg.memory.capture.spool import Spool, marker_id
+from hindsight_lg.memory.capture.staging import StagedWrites
+from hindsight_lg.model import AuditEntry, MemoryRecord
+from hindsight_lg.telemetry import SPOOL, degrade
+
+
+class SharedStage(StagedWrites):
+    """The captures' writes waiting for the committer, safe across threads.
+
+    Records it committed stay readable with their vectors (``recent``, the
+    last ``keep_recent``), so merging a new event into one just captured
+    needs no store round trip. Every other in-process write reaches the store
+    through :class:`DrainingBackend`, which drops the records it writes from
+    ``recent``: what it holds is never older than the store.
+    """
+
+    def __init__(self, inner: MemoryBackend, keep_recent: int = 10_000) -> None:
+        super().__init__(inner)
+        self.lock = threading.RLock()
+        self.captures: list[tuple[str, str]] = []
+        self.since = 0.0
+        self.keep_recent = keep_recent
+        self._recent: OrderedDict[tuple[str, str], MemoryRecord] = OrderedDict()
+
+    def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
+        with self.lock:
+            super().upsert(namespace, records)
+
+    def get(
+        self, namespace: str, ids: Sequence[str], *, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        with self.lock:
+            known = {
+                i: r.replace()
+                for i in ids
+                if (r := self._recent.get((namespace, i))) is not None
+            }
+            rest = [i for i in ids if i not in known]
+            found = {r.id: r for r in super().get(namespace, rest, vectors=vectors)}
+        found.update(known)
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
+
+    def forget_recent(self, namespace: str, ids: Sequence[str] | None) -> None:
+        """Drop records of ``namespace`` (all when ``ids`` is None) from ``recent``."""
+        with self.lock:
+            if ids is None:
+                for key in [k for k in self._recent if k[0] == namespace]:
+                    del self._recent[key]
+            for i in ids or ():
+                self._recent.pop((namespace, i), None)
+
+    def search_dense(
+        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+    ) -> list[Hit]:
+        with self.lock:
+            return super().search_dense(namespace, vector, where, limit=limit)
+
+    # Per-capture stages search their inner backend through this name.
+    search_dense_local = search_dense
+
+    def take(self, staged: StagedWrites, namespace: str, capture_id: str) -> None:
+        """Move one capture's writes here and register it, atomically."""
+        with self.lock:
+            if not self.captures:
+                self.since = time.monotonic()
+            staged.commit()
+            self.captures.append((namespace, capture_id))
+
+    def commit(self) -> None:
+        """Send the staged writes to the store (see :meth:`StagedWrites.commit`)."""
+        with self.lock:
+            staged = [(ns, r) for ns, rs in self._records.items() for r in rs.values()]
+            super().commit()
+            self._arrays.clear()
+            for namespace, record in staged:
+                self._recent[(namespace, record.id)] = record
+                self._recent.move_to_end((namespace, record.id))
+            while len(self._recent) > self.keep_recent:
+                self._recent.popitem(last=False)
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing waits (no writes, no capture)."""
+        return not self.captures and super().empty
+
+
+class GroupCommit:
+    """Moves staged captures to the store in batches; acks them in the spool.
+
+    Args:
+        backend: the (cached) backend the stage drains into.
+        spool: where the captures are acknowledged.
+        interval_s: the longest a capture waits for its batch.
+        max_pending: a batch is committed once this many captures wait.
+    """
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        spool: Spool,
+        *,
+        interval_s: float = 0.5,
+        max_pending: int = 256,
+    ) -> None:
+        self.backend = backend
+        self.spool = spool
+        self.stage = SharedStage(backend)
+        self.interval_s = interval_s
+        self.max_pending = max_pending
+        self._committed: list[tuple[str, str]] = []
+        # Written and flushed, waiting for their marker (the next round).
+        self._flushed: list[tuple[str, str]] = []
+        self._sync_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = False
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def take(self, staged: StagedWrites, namespace: str, capture_id: str) -> None:
+        """Accept one capture's writes (see :meth:`SharedStage.take`).
+
+        A capture that wrote nothing (it was forgotten while queued) is only
+        acked: there is nothing to replay, and no marker to leave behind.
+        """
+        if staged.empty:
+            self.spool.ack(capture_id)
+            return
+        self.stage.take(staged, namespace, capture_id)
+        waiting = len(self.stage.captures)
+        if waiting >= 4 * self.max_pending:
+            self.sync()  # back-pressure: the committer cannot keep up
+        elif waiting >= self.max_pending:
+            self._wake.set()
+        self._start()
+
+    def drain(self) -> None:
+        """Write the stage to the store now (no flush, no ack)."""
+        if self.stage.empty:
+            return
+        with self.stage.lock:
+            if self.stage.empty:
+                return
+            self.stage.commit()
+            self._committed += self.stage.captures
+            self.stage.captures = []
+        self._wake.set()
+
+    def sync(self, *, full: bool = True) -> None:
+        """Drain, flush, mark and ack the captures staged so far.
+
+        One round writes the staged batch and the markers of the batch the
+        previous round flushed, then flushes once: a marker is never flushed
+        before its capture's records. ``full`` runs a second round, so every
+        capture staged before the call is acked when it returns.
+
+        Raises:
+            StoreError: the store failed; nothing was acked, and the
+                captures stay in the spool (and in the stage) for a retry.
+        """
+        with self._sync_lock:
+            for _ in range(2 if full else 1):
+                self._round()
+
+    def _round(self) -> None:
+        self.drain()
+        with self.stage.lock:
+            todo, self._committed = self._committed, []
+        marked, self._flushed = self._flushed, []
+        if not todo and not marked:
+            return
+        try:
+            self._mark(marked)
+            self.backend.flush()
+        except StoreError:
+            with self.stage.lock:
+                self._committed = todo + self._committed
+            self._flushed = marked
+            raise
+        self.spool.ack_many([cid for _, cid in marked])
+        self._flushed = todo
+
+    def _mark(self, done: list[tuple[str, str]]) -> None:
+        by_namespace: dict[str, list[AuditEntry]] = defaultdict(list)
+        for namespace, cid in done:
+            entry = AuditEntry(namespace, marker_id(cid), "captured", detail={})
+            by_namespace[namespace].append(entry)
+        for namespace, entries in by_namespace.items():
+            self.backend.append_audit(namespace, entries)
+
+    def _start(self) -> None:
+        if self._thread is not None or self._stop:
+            return
+        thread = threading.Thread(
+            target=self._run, name="hindsight-commit", daemon=True
+        )
+        self._thread = thread
+        thread.start()
+
+    def _run(self) -> None:
+        while not self._stop:
+            self._wake.wait(self.interval_s)
+            self._wake.clear()
+            waited = time.monotonic() - self.stage.since
+            if self.stage.empty and not (self._committed or self._flushed):
+                continue
+            if waited < self.interval_s and len(self.stage.captures) < self.max_pending:
+                self._stopped.wait(max(0.0, self.interval_s - waited))
+            try:
+                self.sync(full=False)
+            except Exception as exc:  # the committer must outlive any failure
+                _failed("capture_commit_failed", exc)
+                self._stopped.wait(self.interval_s)
+
+    def close(self) -> None:
+        """Commit what is staged, then stop the committer; idempotent."""
+        self._stop = True
+        self._stopped.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+        try:
+            self.sync()
+        except StoreError as exc:  # the spool keeps them: replayed at next open
+            _failed("capture_commit_failed", exc)
+
+
+def _failed(event: str, exc: Exception) -> None:
+    degrade(
+        SPOOL,
+        "the store failed: staged captures wait in the spool",
+        log_event=event,
+        error=repr(exc)[:200],
+    )
+
+
+# Backend calls that read or write the store: each drains the stage first.
+_DRAINED = (
+    "setup",
+    "upsert",
+    "delete",
+    "add_edges",
+    "delete_edges",
+    "get",
+    "query",
+    "search_dense",
+    "search_dense_local",
+    "search_lexical",
+    "edges",
+    "all_edges",
+    "count",
+    "append_audit",
+    "audit",
+    "purge_audit",
+    "namespaces",
+    "flush",
+    "exclusive",
+)
+
+
+class DrainingBackend:
+    """The engine's view of the store: staged captures are drained before any call.
+
+    A failed drain does not fail the call: the call sees what the store holds
+    (the captures are safe in the spool and the committer retries).
+    """
+
+    def __init__(self, inner: MemoryBackend, group: GroupCommit) -> None:
+        self.inner = inner
+        self.group = group
+        for name in _DRAINED:
+            if hasattr(inner, name):
+                setattr(self, name, self._draining(getattr(inner, name)))
+        upsert: Callable[..., Any] = getattr(self, "upsert")  # noqa: B009
+        delete: Callable[..., Any] = getattr(self, "delete")  # noqa: B009
+
+        def upserting(namespace: str, records: Sequence[MemoryRecord]) -> None:
+            group.stage.forget_recent(namespace, [r.id for r in records])
+            upsert(namespace, records)
+
+        def deleting(namespace: str, ids: Sequence[str]) -> int:
+            group.stage.forget_recent(namespace, ids)
+            return int(delete(namespace, ids))
+
+        self.upsert, self.delete = upserting, deleting
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _draining(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                self.group.drain()
+            except StoreError as exc:
+                _failed("capture_drain_failed", exc)
+            return method(*args, **kwargs)
+
+        return call
+
+    def close(self) -> None:
+        """Commit staged captures, then close the store."""
+        self.group.close()
+        self.inner.close()

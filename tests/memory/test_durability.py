@@ -1,0 +1,245 @@
+"""Durability of captures: checked at the spool's door, whole on disk, grouped, never stalled."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hindsight_lg import HindsightMemory
+from hindsight_lg.embeddings.base import Vectors
+from hindsight_lg.errors import StoreUnavailable
+from hindsight_lg.memory.capture import spool as spool_module
+from hindsight_lg.memory.capture.commit import GroupCommit
+from hindsight_lg.memory.capture.spool import Spool
+from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+
+
+def _memory(backend: InMemoryBackend, spool: Path, **kw: Any) -> HindsightMemory:
+    return HindsightMemory(backend, HashingEmbedder(dim=64), spool=spool, **kw)
+
+
+def test_a_short_write_is_refused_and_leaves_no_torn_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that takes half a line raises, acknowledges nothing, and is cut back."""
+    path = tmp_path / "s.spool"
+    spool = Spool(path)
+    kept = spool.append({"messages_or_text": "kept", "namespace": "u"})
+    size = path.stat().st_size
+    real_write = os.write
+    calls: list[int] = []
+
+    def half_then_full(fd: int, data: Any) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spool_module.os, "write", half_then_full)
+    with pytest.raises(StoreUnavailable, match="could not be written"):
+        spool.append({"messages_or_text": "lost", "namespace": "u"})
+    monkeypatch.setattr(spool_module.os, "write", real_write)
+    after = spool.append({"messages_or_text": "after", "namespace": "u"})
+    os.close(spool._fd)
+    again = Spool(path)
+    assert (path.stat().st_size > size, [e.id for e in again.pending()]) == (
+        True,
+        [kept, after],
+    )
+    assert again.corrupt_lines == 0
+
+
+def test_a_failed_fsync_is_not_an_acknowledgement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """capture() raises when fsync fails, and the turn is not pending."""
+    memory = _memory(InMemoryBackend(), tmp_path / "s.spool")
+
+    def broken(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(spool_module.os, "fdatasync", broken)
+    with pytest.raises(StoreUnavailable):
+        memory.capture("I prefer green tea over coffee", namespace="u")
+    assert memory.spool.pending() == []  # type: ignore[union-attr]
+    monkeypatch.undo()
+    memory.close()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"agent_id": "a" * 513},
+        {"thread_id": "线" * 200},  # 600 bytes of UTF-8
+        {"event_time": float("inf")},
+        {"event_time": 1e18},
+    ],
+)
+def test_what_the_store_cannot_hold_is_refused_at_the_door(
+    tmp_path: Path, fields: dict[str, Any]
+) -> None:
+    """capture() and submit() refuse unstorable fields before spooling anything."""
+    memory = _memory(InMemoryBackend(), tmp_path / "s.spool")
+    with pytest.raises(ValueError):
+        memory.capture("I like tea", namespace="u", **fields)
+    with pytest.raises(ValueError):
+        memory.submit("I like tea", namespace="u", **fields)
+    assert (tmp_path / "s.spool").read_bytes() == b""
+    memory.close()
+
+
+def _crashed_spool(path: Path, items: Sequence[dict[str, Any]]) -> list[str]:
+    spool = Spool(path)
+    ids = [spool.append(item) for item in items]
+    os.close(spool._fd)  # a crash: no compaction, no ack
+    return ids
+
+
+def test_replay_quarantines_a_bad_entry_and_goes_on(tmp_path: Path) -> None:
+    """An entry that cannot be written goes to the dead letters; the ones after it land."""
+    path = tmp_path / "s.spool"
+    bad_id, nul_id, good_id = _crashed_spool(
+        path,
+        [
+            {"messages_or_text": "I like tea", "namespace": "u", "agent_id": "a" * 600},
+            {"messages_or_text": "binary\x00data", "namespace": "u"},
+            {"messages_or_text": "My sister Ana lives in Lisbon", "namespace": "u"},
+        ],
+    )
+    memory = _memory(InMemoryBackend(), path)  # replays on open
+    memory.flush()
+    assert [r.content for r in memory.list_memories("u")] == [
+        "My sister Ana lives in Lisbon"
+    ]
+    assert [e.id for e in memory.spool.dead()] == [bad_id, nul_id]  # type: ignore[union-attr]
+    assert memory.spool.pending() == []  # type: ignore[union-attr]
+    memory.close()
+    dead = [
+        json.loads(ln.split(" ", 1)[1])
+        for ln in path.with_suffix(".spool.dead").read_text().splitlines()
+    ]
+    assert "ValueError" in dead[0]["error"] and good_id not in str(dead)
+
+
+def test_a_failing_submitted_capture_is_quarantined_not_replayed(
+    tmp_path: Path,
+) -> None:
+    """A queued capture that raises is moved to the dead letters, so reopening is clean."""
+    backend = InMemoryBackend()
+    memory = _memory(backend, tmp_path / "s.spool")
+    memory.submit("binary\x00data", namespace="u")
+    memory.submit("I prefer green tea over coffee", namespace="u")
+    memory.close()
+    again = _memory(backend, tmp_path / "s.spool")
+    assert [len(again.spool.dead()), again.spool.pending()] == [1, []]  # type: ignore[union-attr]
+    assert [r.content for r in again.list_memories("u")] == [
+        "I prefer green tea over coffee"
+    ]
+    again.close()
+
+
+def test_capture_returns_records_that_recall_sees_before_the_batch_is_written(
+    tmp_path: Path,
+) -> None:
+    """With group commit the caller gets its records and reads them at once."""
+    backend = InMemoryBackend()
+    memory = _memory(backend, tmp_path / "s.spool")
+    assert isinstance(memory._group, GroupCommit)
+    memory._group.interval_s = 60.0  # nothing is committed by the timer here
+    [record] = memory.capture("I prefer green tea over coffee", namespace="u")
+    assert backend.get("u", [record.id]) == []  # staged, not written yet
+    found = memory.recall("green tea", namespace="u", timeout=None)
+    assert [m.id for m in found.records] == [record.id]
+    memory.close()
+
+
+def test_a_crash_before_the_batch_is_written_replays_each_capture_once(
+    tmp_path: Path,
+) -> None:
+    """Staged captures lost to a crash come back from the spool, exactly once."""
+    backend = InMemoryBackend()
+    first = _memory(backend, tmp_path / "s.spool")
+    first._group.interval_s = 60.0  # type: ignore[union-attr]
+    texts = [f"My friend number {i} lives in city {i}" for i in range(5)]
+    for text in texts:
+        first.capture(text, namespace="u")
+    os.close(first.spool._fd)  # type: ignore[union-attr]  # killed: stage lost
+    second = _memory(backend, tmp_path / "s.spool")
+    second.flush()
+    contents = sorted(r.content for r in second.list_memories("u"))
+    assert contents == sorted(texts)
+    assert second.spool.pending() == []  # type: ignore[union-attr]
+    second.close()
+
+
+def test_back_to_back_captures_share_one_flush(tmp_path: Path) -> None:
+    """Twenty captures in a row cost one or two store flushes, not twenty."""
+    flushes: list[int] = []
+
+    class Counting(InMemoryBackend):
+        def flush(self) -> None:
+            flushes.append(1)
+
+    memory = _memory(Counting(), tmp_path / "s.spool", cache=False)
+    memory._group.interval_s = 60.0  # type: ignore[union-attr]
+    for i in range(20):
+        memory.capture(f"Note {i}: I visited museum number {i}", namespace="u")
+    memory._group.sync()  # type: ignore[union-attr]
+    assert 1 <= len(flushes) <= 2
+    memory.close()
+
+
+class _Gate:
+    """An embedder that blocks texts holding a marker until released."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder(dim=64)
+        self.dim, self.model_id = self.inner.dim, self.inner.model_id
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.longest = 0
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.longest = max([self.longest, *map(len, texts)])
+        if any("SLOWTURN" in t for t in texts):
+            self.entered.set()
+            self.release.wait(10)
+        return self.inner.embed(texts)
+
+
+def test_a_slow_capture_does_not_block_another_namespace() -> None:
+    """While one tenant's capture is stuck in embedding, another tenant's completes."""
+    gate = _Gate()
+    memory = HindsightMemory(InMemoryBackend(), gate)  # type: ignore[arg-type]
+    slow = threading.Thread(
+        target=memory.capture, args=("SLOWTURN I like jazz",), kwargs={"namespace": "a"}
+    )
+    slow.start()
+    assert gate.entered.wait(5)
+    done = threading.Thread(
+        target=memory.capture, args=("I like tea",), kwargs={"namespace": "b"}
+    )
+    done.start()
+    done.join(5)
+    finished = not done.is_alive()
+    gate.release.set()
+    slow.join(10)
+    assert finished
+    memory.close()
+
+
+def test_a_huge_turn_is_cut_before_it_is_split_or_embedded() -> None:
+    """A 2 MB turn never reaches the embedder whole: it is capped first."""
+    gate = _Gate()
+    memory = HindsightMemory(InMemoryBackend(), gate)  # type: ignore[arg-type]
+    turn = "I went hiking with Maya in Lisbon. " * 60_000
+    written = memory.capture(turn, namespace="u")
+    limit = memory.policy.max_content_chars
+    assert written and all(r.meta.get("truncated") for r in written)
+    assert gate.longest <= limit + 100
+    memory.close()

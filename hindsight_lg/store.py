@@ -195,8 +195,17 @@ class HindsightStore(BaseStore):
         self._namespace_seq: dict[tuple[str, ...], int] = {}
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run get / search / put / list-namespaces operations in order."""
-        return [self._one(op) for op in ops]
+        """Run get / search / list-namespaces operations, then the puts.
+
+        As in LangGraph's own stores, the reads of a batch see the store as
+        it was before the batch, and of several puts to one key the last wins.
+        """
+        ops = list(ops)
+        results = [None if isinstance(op, PutOp) else self._one(op) for op in ops]
+        puts = {(op.namespace, op.key): op for op in ops if isinstance(op, PutOp)}
+        for put in puts.values():
+            self._put(put)
+        return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async twin of :meth:`batch` (the work runs in a worker thread)."""
@@ -207,9 +216,6 @@ class HindsightStore(BaseStore):
             return self._get(op)
         if isinstance(op, SearchOp):
             return self._search(op)
-        if isinstance(op, PutOp):
-            self._put(op)
-            return None
         if isinstance(op, ListNamespacesOp):
             return self._list_namespaces(op)
         raise TypeError(f"unknown store operation {type(op).__name__}")

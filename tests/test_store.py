@@ -174,3 +174,74 @@ def test_put_then_list_namespaces_and_get_round_trip(
         assert namespace in store.list_namespaces()
         item = store.get(namespace, "k")
         assert item is not None and item.namespace == namespace
+
+
+def test_put_items_do_not_decay_out_of_search(memory: HindsightMemory) -> None:
+    """An item the app put stays in search after decay() years later, like get."""
+    store = HindsightStore(memory)
+    store.put(("memories", "u1"), "city", {"content": "lives in Porto"})
+    memory.decay(now=memory.clock() + 10 * 365 * 86400)
+    assert [i.key for i in store.search(("memories", "u1"))] == ["city"]
+    assert [i.key for i in store.search(("memories", "u1"), query="Porto")] == ["city"]
+
+
+def test_unindexed_items_come_back_from_query_search_without_score(
+    memory: HindsightMemory,
+) -> None:
+    """index=False items follow the scored ones with score None, as in InMemoryStore."""
+    store = HindsightStore(memory)
+    store.put(("docs",), "raw", {"content": "jasmine tea notes"}, index=False)
+    store.put(("docs",), "tea", {"content": "jasmine tea every morning"})
+    hits = store.search(("docs",), query="jasmine tea")
+    assert [(h.key, h.score is None) for h in hits] == [("tea", False), ("raw", True)]
+
+
+def test_query_scores_are_similarities_comparable_across_namespaces(
+    memory: HindsightMemory,
+) -> None:
+    """The same text scores the same in a crowded and in a lonely namespace."""
+    store = HindsightStore(memory)
+    for n in range(8):
+        store.put(("crowded",), f"k{n}", {"content": f"jasmine tea note {n}"})
+    store.put(("crowded",), "same", {"content": "drinks oolong tea"})
+    store.put(("lonely",), "same", {"content": "drinks oolong tea"})
+    hits = {
+        h.namespace: h.score
+        for h in store.search((), query="oolong")
+        if h.key == "same"
+    }
+    assert hits[("crowded",)] == pytest.approx(hits[("lonely",)])
+    assert -1.0 <= hits[("lonely",)] <= 1.0
+
+
+def test_ttl_expires_refreshes_and_sweeps() -> None:
+    """ttl= hides an item once expired, refresh_ttl on read extends it, sweep deletes."""
+    now = [1_700_000_000.0]
+    with HindsightMemory(
+        InMemoryBackend(), HashingEmbedder(), clock=lambda: now[0]
+    ) as engine:
+        store = HindsightStore(engine)
+        assert store.supports_ttl
+        store.put(("docs",), "short", {"content": "a"}, ttl=1)
+        store.put(("docs",), "kept", {"content": "b"}, ttl=1)
+        store.put(("docs",), "forever", {"content": "c"})
+        now[0] += 45
+        assert store.get(("docs",), "kept", refresh_ttl=True) is not None
+        now[0] += 45  # 90 s after the put: "short" is gone, "kept" was refreshed
+        assert store.get(("docs",), "short", refresh_ttl=False) is None
+        keys = {i.key for i in store.search(("docs",), refresh_ttl=False)}
+        assert keys == {"kept", "forever"}
+        now[0] += 120
+        assert store.sweep_ttl() == 2
+        assert [i.key for i in store.search(("docs",))] == ["forever"]
+
+
+def test_items_under_the_user_layout_are_recalled_by_the_nodes(
+    memory: HindsightMemory,
+) -> None:
+    """What an app puts under ("memories", user) is recalled for that user."""
+    store = HindsightStore(memory)
+    store.put(("memories", "u1"), "diet", {"content": "The user is vegetarian"})
+    store.put(("u1",), "other", {"content": "The user is vegan"})
+    recalled = memory.recall("is the user vegetarian", namespace="u1").records
+    assert [r.content for r in recalled] == ["The user is vegetarian"]

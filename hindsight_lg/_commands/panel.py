@@ -1,0 +1,65 @@
+"""``panel``: serve the memory panel (see ``docs/panel.md``) with uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from hindsight_lg._commands import add_store_args, open_memory
+
+TOKEN_ENV = "HINDSIGHT_PANEL_TOKEN"
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the panel command."""
+    p = sub.add_parser(
+        "panel", help="see, correct and delete memories in a browser (local web app)"
+    )
+    add_store_args(p, namespace=False)
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)"
+    )
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    p.add_argument(
+        "--namespace",
+        "-n",
+        default=None,
+        help="show this namespace only (an end user's view), enforced by the server",
+    )
+    p.add_argument(
+        "--token",
+        default=None,
+        help=f"require this token on every request (or set {TOKEN_ENV}); "
+        "needed for any host but 127.0.0.1",
+    )
+    p.set_defaults(func=cmd_panel)
+
+
+def cmd_panel(args: argparse.Namespace) -> int:
+    """Serve the panel until interrupted."""
+    try:
+        import uvicorn
+
+        from hindsight_lg.panel import create_app
+    except ImportError:
+        print("the panel needs: pip install 'hindsight-lg[panel]'", file=sys.stderr)
+        return 2
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    if args.host not in _LOOPBACK and token is None:
+        print(
+            f"error: serving {args.host} needs a token: pass --token or set {TOKEN_ENV}",
+            file=sys.stderr,
+        )
+        return 2
+    memory = open_memory(args)
+    try:
+        app = create_app(memory, namespace=args.namespace, token=token)
+        where = "[::1]" if args.host == "::1" else args.host
+        suffix = "/?token=<token>" if token else "/"
+        print(f"memory panel on http://{where}:{args.port}{suffix}", file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    finally:
+        memory.close()
+    return 0

@@ -1,0 +1,265 @@
+"""What the panel shows, as plain data: shared by the HTML pages and the JSON API.
+
+Every function here is synchronous and does the engine's I/O; the ASGI
+handlers run them in a worker thread.
+
+Paging is by cursor, never by offset: a page asks for the memories whose
+``event_time`` is before the cursor (``Where.until``), newest first, one more
+than it shows. The store serves that from its time index (the read cache keeps
+one per namespace), so page 200 costs what page 1 costs. A page ends on a
+timestamp boundary, so memories sharing an ``event_time`` are never split
+across two pages and never skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from hindsight_lg.backends import Where
+from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.model import AuditEntry, Edge, Kind, MemoryRecord, Status
+
+STATUSES = ("active", "cold", "superseded", "archived")
+KINDS = tuple(k.value for k in Kind)
+PAGE_SIZE = 50
+GROUP_SIZE = 8
+MAX_PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """The namespace view's filters, as read from a query string."""
+
+    kind: str = ""
+    status: str = "active"
+    agent: str = ""
+    thread: str = ""
+
+    @classmethod
+    def parse(cls, params: Any) -> Filters:
+        """Read and validate filters from a mapping of query parameters.
+
+        Raises:
+            ValueError: an unknown kind or status.
+        """
+        kind = str(params.get("kind") or "")
+        status = str(params.get("status") or "active")
+        if kind and kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}; one of {', '.join(KINDS)}")
+        if status != "all" and status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}; one of all, {STATUSES}")
+        agent, thread = str(params.get("agent") or ""), str(params.get("thread") or "")
+        return cls(kind, status, agent.strip(), thread.strip())
+
+    def where(self) -> Where:
+        """The store filter these stand for (``agent``: memories it may see)."""
+        return Where(
+            statuses=STATUSES if self.status == "all" else (self.status,),
+            kinds=(self.kind,) if self.kind else (),
+            reader=self.agent or None,
+            thread_id=self.thread or None,
+        )
+
+    def query(self, **extra: Any) -> dict[str, str]:
+        """These filters (plus ``extra``) as query parameters, empty ones left out."""
+        values = {
+            "kind": self.kind,
+            "status": self.status,
+            "agent": self.agent,
+            "thread": self.thread,
+            **extra,
+        }
+        return {k: str(v) for k, v in values.items() if v not in ("", None)}
+
+
+@dataclass(slots=True)
+class Page:
+    """One page of memories and the cursor of the next (``None``: the last)."""
+
+    memories: list[MemoryRecord]
+    next_cursor: float | None = None
+
+
+@dataclass(slots=True)
+class NamespaceView:
+    """A namespace's counts and its memories, grouped by kind or one kind paged."""
+
+    namespace: str
+    filters: Filters
+    by_kind: dict[str, int]
+    by_status: dict[str, int]
+    groups: dict[str, list[MemoryRecord]] = field(default_factory=dict)
+    page: Page | None = None
+
+
+def parse_cursor(raw: Any) -> float | None:
+    """A page cursor from a query string (``None``: the first page).
+
+    Raises:
+        ValueError: not a finite number.
+    """
+    if raw in (None, ""):
+        return None
+    value = float(raw)
+    if not math.isfinite(value):
+        raise ValueError("cursor must be a finite number")
+    return value
+
+
+def page(
+    memory: HindsightMemory,
+    namespace: str,
+    where: Where,
+    *,
+    size: int = PAGE_SIZE,
+    before: float | None = None,
+) -> Page:
+    """Memories matching ``where`` older than ``before``, newest first.
+
+    Args:
+        memory: the engine.
+        namespace: the tenant.
+        where: the filter (its ``until`` is replaced by the cursor).
+        size: how many at most (a page of one repeated timestamp may hold more).
+        before: the cursor from the previous page.
+    """
+    size = max(1, min(size, MAX_PAGE))
+    rows = memory.backend.query(namespace, replace(where, until=before), limit=size + 1)
+    if len(rows) <= size:
+        return Page(rows)
+    boundary = rows[size].event_time
+    shown = [r for r in rows[:size] if r.event_time > boundary]
+    if shown:
+        # Everything newer than the boundary is shown; the next page starts
+        # at the boundary itself, ties included.
+        return Page(shown, math.nextafter(boundary, math.inf))
+    # A whole page shares one timestamp: show every memory that has it.
+    ties = memory.backend.query(
+        namespace,
+        replace(where, since=boundary, until=math.nextafter(boundary, math.inf)),
+        limit=10**6,
+    )
+    return Page(ties, boundary)
+
+
+def namespace_view(
+    memory: HindsightMemory,
+    namespace: str,
+    filters: Filters,
+    *,
+    before: float | None = None,
+    size: int = PAGE_SIZE,
+) -> NamespaceView:
+    """The namespace page: counts, then one group per kind or one kind paged."""
+    where = filters.where()
+    by_kind = {
+        k: n
+        for k in KINDS
+        if (n := memory.backend.count(namespace, replace(where, kinds=(k,))))
+    }
+    by_status = {
+        s: memory.backend.count(namespace, replace(where, statuses=(s,)))
+        for s in STATUSES
+    }
+    view = NamespaceView(namespace, filters, by_kind, by_status)
+    if filters.kind:
+        view.page = page(memory, namespace, where, size=size, before=before)
+        return view
+    for kind in by_kind:
+        kind_where = replace(where, kinds=(kind,))
+        view.groups[kind] = memory.backend.query(
+            namespace, kind_where, limit=GROUP_SIZE
+        )
+    return view
+
+
+def namespaces(
+    memory: HindsightMemory, only: str | None = None
+) -> list[dict[str, Any]]:
+    """Every namespace (or just ``only``) with its memory counts."""
+    names = [only] if only else memory.namespaces()
+    everything = Where(statuses=STATUSES)
+    return [
+        {
+            "namespace": ns,
+            "total": memory.backend.count(ns, everything),
+            "active": memory.backend.count(ns, Where()),
+        }
+        for ns in names
+    ]
+
+
+@dataclass(slots=True)
+class Link:
+    """One edge seen from a memory: its type, direction and the other end."""
+
+    edge: Edge
+    outgoing: bool
+    other_id: str
+    other: MemoryRecord | None
+
+
+@dataclass(slots=True)
+class MemoryView:
+    """A memory with its edges and audit trail."""
+
+    record: MemoryRecord
+    links: list[Link]
+    audit: list[AuditEntry]
+
+    @property
+    def unverified_lesson(self) -> bool:
+        """An experience lesson that no one confirmed or rejected yet."""
+        return (
+            self.record.kind is Kind.EXPERIENCE
+            and not self.record.meta.get("verified")
+            and not self.record.meta.get("rejected")
+        )
+
+    @property
+    def restorable(self) -> bool:
+        """Cold and archived memories can be brought back."""
+        return self.record.status in (Status.COLD, Status.ARCHIVED)
+
+    @property
+    def correctable(self) -> bool:
+        """Superseded memories are history: their successor is corrected instead."""
+        return self.record.status not in (Status.SUPERSEDED, Status.DELETED)
+
+
+def memory_view(memory: HindsightMemory, namespace: str, memory_id: str) -> MemoryView:
+    """One memory of ``namespace`` with its edges (as links) and its audit trail.
+
+    Raises:
+        KeyError: no such memory in ``namespace``.
+    """
+    record = memory.get(namespace, memory_id)
+    if record is None:
+        raise KeyError(f"no memory {memory_id!r} in namespace {namespace!r}")
+    edges = memory.edges(namespace, memory_id)
+    others = {e.dst if e.src == memory_id else e.src for e in edges}
+    found = {r.id: r for r in memory.backend.get(namespace, sorted(others))}
+    links = []
+    for e in sorted(edges, key=lambda e: (e.type.value, -e.created_at)):
+        outgoing = e.src == memory_id
+        other = e.dst if outgoing else e.src
+        links.append(Link(e, outgoing, other, found.get(other)))
+    return MemoryView(record, links, memory.audit(namespace, memory_id))
+
+
+def record_json(record: MemoryRecord) -> dict[str, Any]:
+    """A memory as JSON (no vectors)."""
+    data = record.to_dict(vectors=False)
+    data.pop("meta", None)
+    data["meta"] = {k: v for k, v in record.meta.items() if k != "context"}
+    return data
+
+
+def when(ts: float | None) -> str:
+    """POSIX seconds as ``YYYY-MM-DD HH:MM`` UTC (``—`` for never)."""
+    if not ts:
+        return "—"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")

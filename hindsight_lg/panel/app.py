@@ -1,0 +1,286 @@
+"""The panel's ASGI app: pages, JSON API and actions over one ``HindsightMemory``.
+
+Starlette, not FastAPI: the panel needs routing, forms, templates, static
+files and a test client, which Starlette has, and none of FastAPI's request
+models or generated schema; one small dependency is easier to mount in any
+ASGI server. Handlers are ``async`` and run the engine's synchronous calls in
+a worker thread, so a slow store never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from hindsight_lg.errors import ConflictError
+from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.panel import _views as views
+from hindsight_lg.panel._actions import ACTIONS, run_action
+from hindsight_lg.panel._security import Forbidden, Guard, GuardMiddleware, denied
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("hindsight_lg.panel", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.globals.update(when=views.when, kinds=views.KINDS, statuses=views.STATUSES)
+    env.filters["qs"] = lambda params: urlencode(params)
+    return Jinja2Templates(env=env)
+
+
+def _errors(handler: Handler) -> Handler:
+    """Turn the engine's and the guard's exceptions into HTTP answers."""
+
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except Forbidden as exc:
+            return denied(request, 403, str(exc))
+        except KeyError as exc:
+            return denied(request, 404, str(exc.args[0]) if exc.args else "not found")
+        except ConflictError as exc:
+            return denied(request, 409, str(exc))
+        except ValueError as exc:
+            return denied(request, 400, str(exc))
+
+    return wrapped
+
+
+class Panel:
+    """The panel's handlers, bound to one memory and one guard."""
+
+    def __init__(self, memory: HindsightMemory, guard: Guard) -> None:
+        self.engine = memory
+        self.guard = guard
+        self.templates = _templates()
+
+    def _namespace(self, request: Request, *body: Any) -> str:
+        return self.guard.resolve([*request.query_params.getlist("namespace"), *body])
+
+    def _page(self, request: Request, name: str, **context: Any) -> Response:
+        context.update(
+            csrf=self.guard.csrf,
+            restricted=self.guard.namespace,
+            flash=request.query_params.get("done", ""),
+        )
+        return self.templates.TemplateResponse(request, name, context)
+
+    # -- pages -------------------------------------------------------------
+
+    async def home(self, request: Request) -> Response:
+        if self.guard.namespace is not None:
+            target = "/memories?" + urlencode({"namespace": self.guard.namespace})
+            return RedirectResponse(target, 303)
+        rows = await run_in_threadpool(views.namespaces, self.engine)
+        return self._page(request, "namespaces.html", rows=rows)
+
+    async def memories(self, request: Request) -> Response:
+        ns = self._namespace(request)
+        filters = views.Filters.parse(request.query_params)
+        before = views.parse_cursor(request.query_params.get("before"))
+        view = await run_in_threadpool(
+            views.namespace_view, self.engine, ns, filters, before=before
+        )
+        return self._page(request, "memories.html", view=view, ns=ns)
+
+    async def memory_page(self, request: Request) -> Response:
+        ns = self._namespace(request)
+        memory_id = request.query_params.get("id", "")
+        view = await run_in_threadpool(views.memory_view, self.engine, ns, memory_id)
+        return self._page(request, "memory.html", view=view, ns=ns)
+
+    async def confirm_delete(self, request: Request) -> Response:
+        ns = self._namespace(request)
+        memory_id = request.query_params.get("id", "")
+        view = await run_in_threadpool(views.memory_view, self.engine, ns, memory_id)
+        return self._page(request, "delete.html", view=view, ns=ns)
+
+    async def search(self, request: Request) -> Response:
+        ns = self._namespace(request)
+        query = request.query_params.get("q", "").strip()
+        result = await self._recall(ns, query) if query else None
+        return self._page(request, "search.html", ns=ns, q=query, result=result)
+
+    async def _recall(self, ns: str, query: str) -> Any:
+        return await self.engine.arecall(
+            query, namespace=ns, k=20, explain=True, timeout=None
+        )
+
+    async def act(self, request: Request) -> Response:
+        """A form post from a page: run the action, then show where it led."""
+        action = request.path_params["action"]
+        form = await request.form()
+        if not self.guard.csrf_ok(request, str(form.get("csrf") or "")):
+            return denied(request, 403, "missing or wrong CSRF token: reload the page")
+        ns = self._namespace(request, *form.getlist("namespace"))
+        memory_id = str(form.get("id") or "")
+        outcome = await run_in_threadpool(
+            run_action, self.engine, action, ns, memory_id, str(form.get("text") or "")
+        )
+        if action == "delete":
+            target = {"namespace": ns, "done": "deleted"}
+            return RedirectResponse("/memories?" + urlencode(target), 303)
+        shown = outcome.get("memory", {}).get("id", memory_id)
+        target = {"namespace": ns, "id": shown, "done": ACTIONS[action]}
+        return RedirectResponse("/memory?" + urlencode(target), 303)
+
+    # -- JSON API ----------------------------------------------------------
+
+    async def api_session(self, request: Request) -> Response:
+        return JSONResponse(
+            {"csrf_token": self.guard.csrf, "namespace": self.guard.namespace}
+        )
+
+    async def api_namespaces(self, request: Request) -> Response:
+        rows = await run_in_threadpool(
+            views.namespaces, self.engine, self.guard.namespace
+        )
+        return JSONResponse({"namespaces": rows})
+
+    async def api_memories(self, request: Request) -> Response:
+        ns = self._namespace(request)
+        filters = views.Filters.parse(request.query_params)
+        before = views.parse_cursor(request.query_params.get("before"))
+        size = int(request.query_params.get("limit") or views.PAGE_SIZE)
+        page = await run_in_threadpool(
+            views.page, self.engine, ns, filters.where(), size=size, before=before
+        )
+        return JSONResponse(
+            {
+                "namespace": ns,
+                "memories": [views.record_json(r) for r in page.memories],
+                "next": page.next_cursor,
+            }
+        )
+
+    async def api_memory(self, request: Request) -> Response:
+        ns = self._namespace(request)
+        memory_id = request.query_params.get("id", "")
+        view = await run_in_threadpool(views.memory_view, self.engine, ns, memory_id)
+        return JSONResponse(
+            {
+                "memory": views.record_json(view.record),
+                "edges": [link.edge.to_dict() for link in view.links],
+                "audit": [a.to_dict() for a in view.audit],
+            }
+        )
+
+    async def api_search(self, request: Request) -> Response:
+        ns = self._namespace(request)
+        query = request.query_params.get("q", "").strip()
+        if not query:
+            raise ValueError("give a query: ?q=...")
+        result = await self._recall(ns, query)
+        explanation = result.explanation or {}
+        return JSONResponse(
+            {
+                "query": query,
+                "memories": [
+                    {
+                        "memory": views.record_json(m.record),
+                        "score": m.score,
+                        "paths": explanation.get(m.id, m.paths),
+                    }
+                    for m in result.memories
+                ],
+                "cut": result.cut,
+            }
+        )
+
+    async def api_act(self, request: Request) -> Response:
+        action = request.path_params["action"]
+        if "application/json" not in request.headers.get("content-type", ""):
+            raise ValueError("send the action as JSON (Content-Type: application/json)")
+        if not self.guard.csrf_ok(request, None):
+            return denied(
+                request,
+                403,
+                "send X-CSRF-Token (from GET /api/session) or a bearer token",
+            )
+        body = await request.json()
+        if not isinstance(body, dict):
+            raise ValueError("the body must be a JSON object")
+        ns = self._namespace(request, body.get("namespace"))
+        outcome = await run_in_threadpool(
+            run_action,
+            self.engine,
+            action,
+            ns,
+            str(body.get("id") or ""),
+            str(body.get("text") or ""),
+        )
+        return JSONResponse(outcome)
+
+    def routes(self) -> list[Any]:
+        """Every route of the panel."""
+        pages = [
+            Route("/", self.home),
+            Route("/memories", self.memories),
+            Route("/memory", self.memory_page),
+            Route("/memory/delete", self.confirm_delete, methods=["GET"]),
+            Route("/search", self.search),
+            Route("/memory/{action:str}", self.act, methods=["POST"]),
+            Route("/api/session", self.api_session),
+            Route("/api/namespaces", self.api_namespaces),
+            Route("/api/memories", self.api_memories),
+            Route("/api/memory", self.api_memory),
+            Route("/api/search", self.api_search),
+            Route("/api/memory/{action:str}", self.api_act, methods=["POST"]),
+        ]
+        routes: list[Any] = [
+            Route(r.path, _errors(r.endpoint), methods=r.methods) for r in pages
+        ]
+        static = StaticFiles(packages=[("hindsight_lg.panel", "static")])
+        return [*routes, Mount("/static", static, name="static")]
+
+
+def create_app(
+    memory: HindsightMemory,
+    *,
+    namespace: str | None = None,
+    token: str | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+) -> Starlette:
+    """The memory panel as an ASGI app, to serve or mount in your own server.
+
+    Args:
+        memory: the memory to show and change.
+        namespace: show this namespace only (an end user's view), enforced on
+            every request.
+        token: require this secret (bearer header or cookie) on every request;
+            needed to serve any host but loopback.
+        allowed_hosts: host names answered without a token (default
+            ``127.0.0.1``, ``localhost`` and ``::1``).
+
+    Returns:
+        A Starlette application.
+
+    Example:
+        >>> from hindsight_lg import HindsightMemory
+        >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+        >>> app = create_app(HindsightMemory(InMemoryBackend(), HashingEmbedder()))
+    """
+    if namespace is not None:
+        from hindsight_lg.backends.base import check_namespace
+
+        check_namespace(namespace)
+    guard = Guard(token, namespace, allowed_hosts)
+    panel = Panel(memory, guard)
+    app = Starlette(routes=panel.routes())
+    app.add_middleware(GuardMiddleware, guard=guard)
+    app.state.panel = panel
+    return app

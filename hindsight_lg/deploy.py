@@ -21,6 +21,9 @@ environment (the ``env`` block of ``langgraph.json`` or the container's):
 
 - ``HINDSIGHT_URI``: a Milvus Lite file (default ``./hindsight.db``) or a
   Milvus server ``http(s)://host:19530``; ``HINDSIGHT_TOKEN``: its credentials.
+- ``HINDSIGHT_SPOOL``: a capture spool file for a server URI (one per
+  replica, on a volume that outlives the container); a Lite file has
+  ``<file>.spool`` already.
 - ``HINDSIGHT_EMBEDDER``: ``hashing``, ``minilm``, ``bge-m3`` or a model path
   (default: the best one installed).
 - ``HINDSIGHT_CHAT_MODEL``: an ``init_chat_model`` name (default: an offline
@@ -72,9 +75,16 @@ def memory() -> HindsightMemory:
                 os.environ.get("HINDSIGHT_URI", "./hindsight.db"),
                 embedder=os.environ.get("HINDSIGHT_EMBEDDER") or None,
                 token=os.environ.get("HINDSIGHT_TOKEN", ""),
+                **_spool(),
             )
             atexit.register(_memory.close)
         return _memory
+
+
+def _spool() -> dict[str, Any]:
+    # A Lite file gets its spool beside it anyway; a server URI only when asked.
+    path = os.environ.get("HINDSIGHT_SPOOL")
+    return {"spool": path} if path else {}
 
 
 def close() -> None:

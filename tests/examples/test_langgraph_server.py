@@ -1,6 +1,7 @@
 """The templates served by LangGraph's own server (``langgraph dev``), driven over HTTP.
 
-Each test copies a template folder to a temporary directory, starts
+The tests that start a server are marked ``server`` (about 15 s each; run them
+with ``pytest -m server``). Each copies a template folder to a temporary directory, starts
 ``langgraph dev`` there on a free port of 127.0.0.1, waits for ``/ok``, talks
 to it with ``langgraph-sdk`` and stops it with SIGTERM. The server's store
 and checkpointer are hindsight-lg's (``hindsight_lg.deploy``), its memory a
@@ -10,6 +11,7 @@ Milvus Lite file in the temporary directory, its model the offline fake.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -29,6 +31,7 @@ langgraph_sdk = pytest.importorskip("langgraph_sdk")
 pytest.importorskip("langgraph_api")
 
 from hindsight_lg import HindsightMemory  # noqa: E402
+from hindsight_lg.templates.customer_support import SCRIPT  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOKENS = {"maya-token": "maya", "tom-token": "tom"}
@@ -156,6 +159,7 @@ async def _until_captured(client: Any, words: str, timeout: float = 20.0) -> lis
         await asyncio.sleep(0.25)
 
 
+@pytest.mark.server
 async def test_assistant_on_langgraph_server_keeps_users_apart(
     assistant_with_auth: Server,
 ) -> None:
@@ -190,6 +194,7 @@ async def test_assistant_on_langgraph_server_keeps_users_apart(
     assert hidden.value.response.status_code == 404
 
 
+@pytest.mark.server
 async def test_store_items_put_over_http_are_recalled_by_the_graph(
     assistant_with_auth: Server,
 ) -> None:
@@ -210,6 +215,7 @@ async def test_store_items_put_over_http_are_recalled_by_the_graph(
     assert not any("jasmine" in c for c in await _memories(tom, "tea"))
 
 
+@pytest.mark.server
 def test_server_stops_cleanly_and_leaves_memory_on_disk(tmp_path: Path) -> None:
     """SIGTERM shuts langgraph dev down through the store, which closes the memory."""
     server = _start("assistant", tmp_path)
@@ -229,3 +235,90 @@ def test_server_stops_cleanly_and_leaves_memory_on_disk(tmp_path: Path) -> None:
     ) as memory:
         contents = [r.content for r in memory.list_memories("maya", limit=50)]
     assert any("June 14" in c for c in contents), contents
+
+
+def _stored(client: Any, user: str, words: str, timeout: float = 20.0) -> list[str]:
+    """The user's memories as listed by the store API, once ``words`` shows up."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = client.store.search_items(("memories", user), limit=50)["items"]
+        contents = [str(item["value"].get("content", "")) for item in found]
+        if any(words in c for c in contents) or time.monotonic() > deadline:
+            return contents
+        time.sleep(0.25)
+
+
+@pytest.mark.server
+def test_support_template_serves_with_context_identity(tmp_path: Path) -> None:
+    """The support agent recalls a customer's contact preference in a new ticket, and
+    only for that customer, with the user sent as the run's context."""
+    server = _start("support", tmp_path)
+    client = langgraph_sdk.get_sync_client(url=server.url)
+    tickets = [client.threads.create() for _ in range(3)]
+    (told_by, _, told), (asked_by, _, asked), (other, _, other_asked) = SCRIPT
+
+    def ask(thread: dict[str, Any], user: str, text: str) -> str:
+        state = client.runs.wait(
+            thread["thread_id"], "support", input=_say(text), context={"user_id": user}
+        )
+        return _reply(state)
+
+    assert "shipped" in ask(tickets[0], told_by, told)
+    assert any("email" in c for c in _stored(client, told_by, "email")), "not captured"
+    assert "email" in ask(tickets[1], asked_by, asked)
+    assert "email" not in ask(tickets[2], other, other_asked)
+    assert server.stop() in (0, -signal.SIGTERM)
+
+
+@pytest.mark.server
+def test_team_template_shares_team_scope_between_its_graphs(tmp_path: Path) -> None:
+    """What the planner graph hears in team scope, the booker graph recalls."""
+    server = _start("team", tmp_path)
+    client = langgraph_sdk.get_sync_client(url=server.url)
+    user = {"configurable": {"user_id": "acme-travel-u1"}}
+    planning, booking = client.threads.create(), client.threads.create()
+    client.runs.wait(
+        planning["thread_id"],
+        "planner",
+        input=_say("I need a trip to Kyoto in April; I only fly window seats."),
+        config=user,
+    )
+    assert any("window" in c for c in _stored(client, "acme-travel-u1", "window"))
+    state = client.runs.wait(
+        booking["thread_id"],
+        "booker",
+        input=_say("Book the Kyoto flight: which seat does the client want?"),
+        config=user,
+    )
+    assert "window" in _reply(state)
+    assert server.stop() in (0, -signal.SIGTERM)
+
+
+@pytest.mark.parametrize(
+    ("template", "config"),
+    [
+        ("assistant", "langgraph.json"),
+        ("assistant", "langgraph.auth.json"),
+        ("assistant", "langgraph.docker.json"),
+        ("support", "langgraph.json"),
+        ("team", "langgraph.json"),
+    ],
+)
+def test_templates_build_into_a_server_image(
+    template: str, config: str, tmp_path: Path
+) -> None:
+    """langgraph dockerfile accepts each config and bakes in our store (and saver)."""
+    dockerfile = tmp_path / "Dockerfile"
+    done = subprocess.run(
+        [_langgraph(), "dockerfile", "--config", config, str(dockerfile)],
+        cwd=EXAMPLES / template,
+        env={**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    text = dockerfile.read_text()
+    assert """ENV LANGGRAPH_STORE='{"path": "hindsight_lg.deploy.store"}'""" in text
+    wanted = json.loads((EXAMPLES / template / config).read_text())
+    assert ("hindsight_lg.deploy.checkpointer" in text) == ("checkpointer" in wanted)

@@ -23,6 +23,7 @@ COMMANDS = (
     "portability",
     "reembed",
     "bench",
+    "panel",
 )
 
 

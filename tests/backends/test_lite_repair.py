@@ -1,8 +1,10 @@
-"""Opening a Milvus Lite file whose index sidecar a crash left torn."""
+"""Opening a damaged Milvus Lite file: torn index sidecars are rebuilt; lost data is reported."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from milvus_lite.server_manager import server_manager_instance
 from hindsight_lg.backends.base import Where
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.backends.milvus import backend as milvus
+from hindsight_lg.backends.milvus._integrity import LEDGER
 from hindsight_lg.backends.milvus._lite_repair import remove_index_sidecars
 from hindsight_lg.errors import StoreUnavailable
 from hindsight_lg.model import MemoryRecord
@@ -107,3 +110,121 @@ def test_still_unreadable_after_repair_raises_naming_the_collection(
     with pytest.raises(StoreUnavailable, match=expected):
         _close(_open(uri))
     server_manager_instance.release_server(uri)
+
+
+# -- a store that lost its data says so --------------------------------------
+
+
+def _memories_dir(uri: str) -> Path:
+    return Path(uri) / "collections" / "hindsight_memories"
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> str:
+    """A closed store of CONTENTS written in two flushes (two data files)."""
+    uri = str(tmp_path / "m.db")
+    backend = _open(uri)
+    records = _records()
+    backend.upsert(NAMESPACE, records[:6])
+    backend.flush()
+    backend.upsert(NAMESPACE, records[6:])
+    _close(backend)
+    return uri
+
+
+def _count(uri: str) -> int:
+    backend = _open(uri)
+    try:
+        return backend.count(NAMESPACE, Where())
+    finally:
+        _close(backend)
+
+
+def test_a_garbage_manifest_refuses_to_open_and_deletes_nothing(stored: str) -> None:
+    """A manifest.json that does not parse raises StoreUnavailable before Milvus Lite reads it."""
+    manifest = _memories_dir(stored) / "manifest.json"
+    good = manifest.read_bytes()
+    files = sorted(_memories_dir(stored).rglob("*.parquet"))
+    manifest.write_bytes(b"\x00garbage{")
+    with pytest.raises(StoreUnavailable, match="hindsight_memories: manifest.json"):
+        _open(stored)
+    assert files == sorted(_memories_dir(stored).rglob("*.parquet"))
+    manifest.write_bytes(good)  # the data was all kept: the store is whole again
+    assert len(CONTENTS) == _count(stored)
+
+
+def test_cli_list_on_a_garbage_manifest_fails_loudly(
+    stored: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`hindsight-lg list` reports the damage and exits non-zero, not '(0 memories)'."""
+    from hindsight_lg.cli import main
+
+    (_memories_dir(stored) / "manifest.json").write_text("garbage")
+    argv = ["list", "--uri", stored, "--embedder", "hashing", "-n", NAMESPACE]
+    assert 0 != main(argv)
+    captured = capsys.readouterr()
+    assert "damaged" in captured.err and "0 memories" not in captured.out
+
+
+def test_a_missing_data_file_refuses_to_open(stored: str) -> None:
+    """A data file the manifest lists but the disk lacks is damage, not a warning."""
+    victim = sorted(_memories_dir(stored).rglob("*.parquet"))[-1]
+    victim.unlink()
+    with pytest.raises(StoreUnavailable, match="data files that are gone"):
+        _open(stored)
+
+
+def test_an_older_manifest_that_drops_rows_is_caught_by_the_ledger(
+    stored: str,
+) -> None:
+    """A valid manifest missing the newest segment loses rows: the row ledger says so."""
+    manifest = _memories_dir(stored) / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["partitions"]["_default"]["data_files"] = doc["partitions"]["_default"][
+        "data_files"
+    ][:1]
+    manifest.write_text(json.dumps(doc))
+    expected = f"hindsight_memories holds 6 rows, {len(CONTENTS)} were stored"
+    with pytest.raises(StoreUnavailable, match=expected):
+        _open(stored)
+    server_manager_instance.release_server(stored)
+    with pytest.raises(StoreUnavailable, match="lost data"):  # and on every open
+        _open(stored)
+    server_manager_instance.release_server(stored)
+
+
+def test_a_removed_collection_is_caught_by_the_ledger(stored: str) -> None:
+    """A collection deleted from disk is not silently recreated empty."""
+    shutil.rmtree(_memories_dir(stored))
+    with pytest.raises(StoreUnavailable, match="hindsight_memories holds 0 rows"):
+        _open(stored)
+    server_manager_instance.release_server(stored)
+
+
+def test_deletes_and_drops_never_look_like_loss(stored: str) -> None:
+    """Deleting through the backend, even without a clean close, reopens healthy."""
+    backend = _open(stored)
+    gone = backend.query(NAMESPACE, Where(), limit=5)
+    assert 5 == backend.delete(NAMESPACE, [r.id for r in gone])
+    backend.flush()
+    server_manager_instance.release_server(stored)  # a crash: close() never runs
+    assert len(CONTENTS) - 5 == _count(stored)
+    backend = _open(stored)
+    backend._call("dropping", backend._client.drop_collection, backend.memories)
+    _close(backend)
+    assert 0 == _count(stored)  # dropped on purpose: a fresh, empty collection
+
+
+def test_a_damaged_ledger_is_reported_and_deleting_it_accepts_the_store(
+    stored: str,
+) -> None:
+    """A row ledger that fails its checksum is damage; removing it is the way out."""
+    ledger = Path(stored) / LEDGER
+    doc = json.loads(ledger.read_text())
+    doc["rows"]["hindsight_memories"] = 0  # an edit without the checksum
+    ledger.write_text(json.dumps(doc))
+    with pytest.raises(StoreUnavailable, match="delete that file"):
+        _open(stored)
+    server_manager_instance.release_server(stored)
+    ledger.unlink()
+    assert len(CONTENTS) == _count(stored)

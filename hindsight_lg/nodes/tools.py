@@ -1,0 +1,341 @@
+"""Memory tools an agent can call: search memory, and create / update / delete one.
+
+Both tools resolve whose memory they touch with the same rule as the nodes
+(:mod:`hindsight_lg.identity`) from the config LangGraph hands every tool
+(``create_agent``, ``ToolNode``, or ``tool.invoke(args, config)``), so a model
+can never name another user's tenant: ids it passes are looked up inside the
+run's own tenant only. Each has a sync and an async body and an argument
+schema a model can follow.
+
+Example:
+    >>> from hindsight_lg.nodes.tools import memory_tools  # doctest: +SKIP
+    >>> agent = create_agent(model, tools=memory_tools(memory))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import BaseModel, Field, model_validator
+
+from hindsight_lg.identity import (
+    Identity,
+    IdentityRule,
+    afind_identity,
+    find_identity,
+    unattributed,
+)
+from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory.recall.result import RecallResult
+from hindsight_lg.model import Kind, MemoryRecord, SourceKind
+from hindsight_lg.store import matches
+
+__all__ = [
+    "ManageMemory",
+    "SearchMemory",
+    "manage_memory_tool",
+    "memory_tools",
+    "search_memory_tool",
+]
+
+KindName = Literal["preference", "fact", "task", "event", "rule"]
+
+
+class SearchMemory(BaseModel):
+    """Arguments of the search tool."""
+
+    query: str = Field(description="what to look for, in plain words")
+    limit: int = Field(default=5, ge=1, le=50, description="at most this many")
+    filter: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "optional conditions on memory fields, e.g. {'kind': 'preference'} "
+            "or {'importance': {'$gte': 0.5}}"
+        ),
+    )
+
+
+class ManageMemory(BaseModel):
+    """Arguments of the manage tool."""
+
+    action: Literal["create", "update", "delete"] = Field(
+        description="create a new memory, update one by id, or delete one by id"
+    )
+    content: str | None = Field(
+        default=None, description="the memory text (create and update)"
+    )
+    id: str | None = Field(
+        default=None, description="the memory id, from search results (update, delete)"
+    )
+    kind: KindName = Field(default="fact", description="what sort of memory (create)")
+
+    @model_validator(mode="after")
+    def _complete(self) -> ManageMemory:
+        if self.action in ("create", "update") and not (self.content or "").strip():
+            raise ValueError(f"{self.action} needs 'content'")
+        if self.action in ("update", "delete") and not self.id:
+            raise ValueError(f"{self.action} needs the memory 'id' (from a search)")
+        return self
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+
+
+def _row(record: MemoryRecord, score: float | None = None) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": record.id,
+        "content": record.content,
+        "kind": record.kind.value,
+        "when": _when(record.event_time),
+        "confidence": round(record.confidence, 2),
+    }
+    if score is not None:
+        row["score"] = round(score, 4)
+    return row
+
+
+def _fields(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "kind": record.kind.value,
+        "importance": record.importance,
+        "confidence": record.confidence,
+        "agent_id": record.agent_id,
+        "thread_id": record.thread_id,
+        "status": record.status.value,
+        "content": record.content,
+    }
+
+
+class _Tools:
+    """What both tools share: the engine, the identity rule, the answers."""
+
+    def __init__(
+        self,
+        memory: HindsightMemory,
+        rule: IdentityRule | None,
+        agent_id: str | None,
+        strict: bool,
+    ) -> None:
+        self.memory, self.rule, self.agent_id, self.strict = (
+            memory,
+            rule,
+            agent_id,
+            strict,
+        )
+
+    def _settle(self, found: Identity | None, config: Mapping[str, Any]) -> Identity:
+        if found is None:
+            thread = (config.get("configurable") or {}).get("thread_id")
+            unattributed("memory tools", thread, strict=self.strict)
+            raise LookupError("no user for this run")  # only reached when lenient
+        return found
+
+    def who(self, config: RunnableConfig) -> Identity:
+        found = find_identity(config, agent_id=self.agent_id, rule=self.rule)
+        return self._settle(found, config)
+
+    async def awho(self, config: RunnableConfig) -> Identity:
+        found = await afind_identity(config, agent_id=self.agent_id, rule=self.rule)
+        return self._settle(found, config)
+
+    # -- search -------------------------------------------------------------
+
+    def recall_args(self, who: Identity, args: SearchMemory) -> dict[str, Any]:
+        # Over-fetch when filtering: the filter runs on the recalled records.
+        k = args.limit * (4 if args.filter else 1)
+        return {"namespace": who.namespace, "agent_id": who.agent_id, "k": k}
+
+    def found(self, args: SearchMemory, result: RecallResult) -> str:
+        rows = [
+            _row(m.record, m.score)
+            for m in result.memories
+            if matches(_fields(m.record), args.filter)
+        ]
+        return json.dumps(rows[: args.limit], ensure_ascii=False)
+
+    # -- manage -------------------------------------------------------------
+
+    def create(self, who: Identity, args: ManageMemory) -> dict[str, Any]:
+        return {
+            "namespace": who.namespace,
+            "kind": Kind(args.kind),
+            "agent_id": who.agent_id,
+            "source_kind": SourceKind.AGENT_INFERRED,
+            "meta": {"origin": "memory_tool", "thread_id": who.thread_id or ""},
+        }
+
+    def owned(self, who: Identity, memory_id: str) -> MemoryRecord:
+        """The memory ``memory_id`` of this run's tenant (never another's)."""
+        record = self.memory.get(who.namespace, memory_id)
+        if record is None or record.status.value == "deleted":
+            # A model's mistake: the tool answers it instead of failing the run.
+            raise ToolException(f"no memory with id {memory_id!r}: search for it first")
+        return record
+
+
+def search_memory_tool(
+    memory: HindsightMemory,
+    *,
+    identity: IdentityRule | None = None,
+    agent_id: str | None = None,
+    strict: bool = True,
+    name: str = "search_memory",
+) -> BaseTool:
+    """A tool that searches the run's user's long-term memory.
+
+    Args:
+        memory: the engine.
+        identity: whose memory (the documented default rule when ``None``).
+        agent_id: fixed agent id (private memories of other agents stay hidden).
+        strict: raise when the run names no user; ``False`` answers the model
+            that memory is unavailable and logs a warning once per thread.
+        name: the tool's name.
+
+    Returns:
+        A tool taking :class:`SearchMemory` arguments and answering a JSON list
+        of ``{id, content, kind, when, confidence, score}``.
+    """
+    tools = _Tools(memory, identity, agent_id, strict)
+
+    def search(
+        query: str,
+        config: RunnableConfig,
+        limit: int = 5,
+        filter: dict[str, Any] | None = None,
+    ) -> str:
+        args = SearchMemory(query=query, limit=limit, filter=filter)
+        try:
+            who = tools.who(config)
+        except LookupError:
+            return "memory is unavailable for this run (no user)"
+        result = memory.recall(query, **tools.recall_args(who, args))
+        return tools.found(args, result)
+
+    async def asearch(
+        query: str,
+        config: RunnableConfig,
+        limit: int = 5,
+        filter: dict[str, Any] | None = None,
+    ) -> str:
+        args = SearchMemory(query=query, limit=limit, filter=filter)
+        try:
+            who = await tools.awho(config)
+        except LookupError:
+            return "memory is unavailable for this run (no user)"
+        result = await memory.arecall(query, **tools.recall_args(who, args))
+        return tools.found(args, result)
+
+    return StructuredTool.from_function(
+        func=search,
+        coroutine=asearch,
+        name=name,
+        description=(
+            "Search long-term memory about the user (preferences, facts, "
+            "past events) before answering; returns memories with their ids."
+        ),
+        args_schema=SearchMemory,
+    )
+
+
+def manage_memory_tool(
+    memory: HindsightMemory,
+    *,
+    identity: IdentityRule | None = None,
+    agent_id: str | None = None,
+    strict: bool = True,
+    name: str = "manage_memory",
+) -> BaseTool:
+    """A tool that creates, updates or deletes one memory of the run's user.
+
+    Args:
+        memory: the engine.
+        identity: whose memory (the documented default rule when ``None``).
+        agent_id: fixed agent id for created memories.
+        strict: raise when the run names no user; ``False`` answers the model
+            that memory is unavailable and logs a warning once per thread.
+        name: the tool's name.
+
+    Returns:
+        A tool taking :class:`ManageMemory` arguments; it answers what it did,
+        with the memory id.
+    """
+    tools = _Tools(memory, identity, agent_id, strict)
+
+    def run(who: Identity, args: ManageMemory) -> str:
+        if args.action == "create":
+            record = memory.remember(args.content or "", **tools.create(who, args))
+            return f"created memory {record.id}"
+        record = tools.owned(who, args.id or "")
+        if args.action == "update":
+            memory.update(who.namespace, record.id, content=args.content)
+            return f"updated memory {record.id}"
+        memory.forget(who.namespace, [record.id])
+        return f"deleted memory {record.id}"
+
+    async def arun(who: Identity, args: ManageMemory) -> str:
+        if args.action == "create":
+            record = await memory.aremember(
+                args.content or "", **tools.create(who, args)
+            )
+            return f"created memory {record.id}"
+        record = tools.owned(who, args.id or "")
+        if args.action == "update":
+            await memory.aupdate(who.namespace, record.id, content=args.content)
+            return f"updated memory {record.id}"
+        await memory.aforget(who.namespace, [record.id])
+        return f"deleted memory {record.id}"
+
+    def manage(
+        action: str,
+        config: RunnableConfig,
+        content: str | None = None,
+        id: str | None = None,
+        kind: str = "fact",
+    ) -> str:
+        args = ManageMemory(action=action, content=content, id=id, kind=kind)  # type: ignore[arg-type]
+        try:
+            who = tools.who(config)
+        except LookupError:
+            return "memory is unavailable for this run (no user)"
+        return run(who, args)
+
+    async def amanage(
+        action: str,
+        config: RunnableConfig,
+        content: str | None = None,
+        id: str | None = None,
+        kind: str = "fact",
+    ) -> str:
+        args = ManageMemory(action=action, content=content, id=id, kind=kind)  # type: ignore[arg-type]
+        try:
+            who = await tools.awho(config)
+        except LookupError:
+            return "memory is unavailable for this run (no user)"
+        return await arun(who, args)
+
+    return StructuredTool.from_function(
+        func=manage,
+        coroutine=amanage,
+        name=name,
+        description=(
+            "Save something worth remembering about the user (action='create'), "
+            "correct a memory (action='update' with its id and the new content) "
+            "or remove one (action='delete' with its id)."
+        ),
+        args_schema=ManageMemory,
+        handle_tool_error=True,
+    )
+
+
+def memory_tools(memory: HindsightMemory, **options: Any) -> list[BaseTool]:
+    """Both tools, sharing ``options`` (``identity``, ``agent_id``, ``strict``)."""
+    return [
+        search_memory_tool(memory, **options),
+        manage_memory_tool(memory, **options),
+    ]

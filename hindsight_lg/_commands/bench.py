@@ -47,6 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--queries", type=int, default=200, help="recalls per size")
     p.add_argument("--embedder", default="hashing", help="hashing or minilm")
     p.add_argument("--out", default="bench-out/scale", help="report folder")
+    p.add_argument(
+        "--single", type=int, default=10000, help="one-namespace row size (0: none)"
+    )
+    p.add_argument("--captures", type=int, default=600, help="captured per size")
+    p.add_argument(
+        "--no-cli", action="store_true", help="skip timing the CLI's start-up"
+    )
     p.set_defaults(func=cmd_scale)
 
     p = kinds.add_parser("overhead", help="latency memory adds to a LangGraph turn")
@@ -111,18 +118,24 @@ def cmd_locomo(args: argparse.Namespace) -> int:
 
 def cmd_scale(args: argparse.Namespace) -> int:
     """Run the scale bench, write the report, print the table."""
-    from hindsight_lg.bench.scale import ScaleConfig, run_scale, write_scale_report
+    from hindsight_lg.bench.scale import ScaleConfig, run_scale
+    from hindsight_lg.bench.scale_report import summary, write_scale_report
 
+    if args.single < 0 or args.captures < 0:
+        raise SystemExit("error: --single and --captures take 0 or more")
     cfg = ScaleConfig(
         sizes=_ints(args.sizes),
-        namespaces=args.namespaces,
-        queries=args.queries,
+        namespaces=_ints(str(args.namespaces))[0],
+        queries=_ints(str(args.queries))[0],
         embedder=args.embedder,
         out=Path(args.out),
+        captures=args.captures,
+        single=args.single,
+        cli=not args.no_cli,
     )
-    rows = run_scale(cfg)
-    report, table = write_scale_report(cfg, rows, _command_line())
-    print(table)
+    run = run_scale(cfg)
+    report = write_scale_report(cfg, run, _command_line())
+    print(summary(cfg, run))
     print(f"\nreport: {report}")
     return 0
 

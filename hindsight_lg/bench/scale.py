@@ -1,10 +1,19 @@
 """Scale: capture throughput and recall latency at 1k/10k/100k memories, Milvus Lite.
 
-For each size, the first captures go through the public :meth:`capture` API
-(their rate is the capture throughput); the rest are bulk-loaded as records
-so that 100k memories build in minutes. Recalls then alternate with a raw
-filtered Milvus search on the same namespace, in the same run, as reference.
-Per-path latency is the time recall spends in each kind of store call.
+For each size, the first captures go through the public API, a third each
+through :meth:`capture` one turn per call, :meth:`capture` with ``batch``
+turns per call, and :meth:`submit` (queued, timed until :meth:`flush`
+returns); their rates are the capture throughput. The store is opened as
+``from_uri`` opens a Lite file (with the capture spool). The rest is
+bulk-loaded as records so that 100k memories build in minutes. Recalls then
+alternate with a raw filtered Milvus search on the same namespace, in the same
+run, as reference. Per-path latency is the time recall spends in each kind of
+store call (served from the read cache where it can be).
+
+One more row holds ``single`` memories in one namespace, and the CLI section
+times commands that embed nothing against ``import hindsight_lg``
+(:mod:`hindsight_lg.bench.startup`). :func:`targets` turns all of it into the
+project's performance targets, each with its ratio.
 """
 
 from __future__ import annotations
@@ -22,8 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight_lg.backends.base import Where
-from hindsight_lg.bench.report import plot_lines
-from hindsight_lg.bench.runner import machine
+from hindsight_lg.bench.startup import Startup, measure_startup
 from hindsight_lg.model import Edge, EdgeType, Kind, MemoryRecord
 
 WORDS = (
@@ -44,14 +52,21 @@ PATH_OF = {
 
 @dataclass(frozen=True, slots=True)
 class ScaleConfig:
-    """Sizes, namespaces, recalls per size, embedder, report folder."""
+    """Sizes, namespaces, recalls per size, embedder, report folder.
+
+    ``single`` is the size of the one-namespace row (0: none); ``cli`` times
+    the CLI start-up too; ``batch`` is the turns per batched capture call.
+    """
 
     sizes: tuple[int, ...] = (1000, 10000)
     namespaces: int = 100
     queries: int = 200
     embedder: str = "hashing"
     out: Path = Path("bench-out/scale")
-    captures: int = 500
+    captures: int = 600
+    single: int = 10000
+    cli: bool = True
+    batch: int = 20
 
 
 @dataclass(slots=True)
@@ -59,13 +74,25 @@ class ScaleRow:
     """What one size measured."""
 
     size: int
+    namespaces: int = 1
     capture_per_s: float = 0.0
+    batched_per_s: float = 0.0
     submit_per_s: float = 0.0
+    model_per_s: float = 0.0
     recall: tuple[float, float] = (0.0, 0.0)
     raw: tuple[float, float] = (0.0, 0.0)
     paths: dict[str, tuple[float, float]] = field(default_factory=dict)
     peak_rss_mb: float = 0.0
+    cache_mb: float = 0.0
     disk_mb: float = 0.0
+
+
+@dataclass(slots=True)
+class ScaleRun:
+    """Every row, and the CLI start-up when it was measured."""
+
+    rows: list[ScaleRow]
+    startup: Startup | None = None
 
 
 class TimedBackend:
@@ -106,22 +133,42 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
 
 
-def _capture(memory: Any, n: int, namespaces: int, rng: random.Random) -> float:
+def _rate(n: int, run: Callable[[], object]) -> float:
     start = time.perf_counter()
-    for i in range(n):
-        ns = f"ns{i % namespaces}"
-        memory.capture(sentence(rng, i), namespace=ns, speaker="user")
+    run()
     return n / (time.perf_counter() - start)
 
 
-def _submit(memory: Any, n: int, namespaces: int, rng: random.Random) -> float:
+def _capture(memory: Any, n: int, namespaces: int, rng: random.Random) -> None:
+    for i in range(n):
+        ns = f"ns{i % namespaces}"
+        memory.capture(sentence(rng, i), namespace=ns, speaker="user")
+
+
+def _batched(
+    memory: Any, n: int, namespaces: int, rng: random.Random, batch: int
+) -> None:
+    for call, start in enumerate(range(0, n, batch)):
+        turns = [
+            {"role": "user", "content": sentence(rng, i)}
+            for i in range(start, min(n, start + batch))
+        ]
+        memory.capture(turns, namespace=f"ns{call % namespaces}")
+
+
+def _submit(memory: Any, n: int, namespaces: int, rng: random.Random) -> None:
     # The turn's path only queues; the rate counts until the worker has written all.
-    start = time.perf_counter()
     for i in range(n):
         ns = f"ns{i % namespaces}"
         memory.submit(sentence(rng, i), namespace=ns, speaker="user")
     memory.flush()
-    return n / (time.perf_counter() - start)
+
+
+def _model_rate(memory: Any, n: int, rng: random.Random) -> float:
+    """The embedder alone, one text per call: what capture is bound by."""
+    texts = [sentence(rng, i) for i in range(n)]
+    memory.embedder.embed(texts[:1])  # a lazily loaded model loads here
+    return _rate(n, lambda: [memory.embedder.embed([t]) for t in texts])
 
 
 def _bulk(
@@ -172,11 +219,11 @@ def _recalls(
         q: [float(x) for x in v]
         for q, v in zip(queries, memory.embedder.embed(queries), strict=True)
     }
-    for i in range(cfg.namespaces):  # the first read of a namespace loads it
+    for i in range(row.namespaces):  # the first read of a namespace loads it
         memory.recall(queries[0], namespace=f"ns{i}", timeout=None)
     totals, raws, per_path = [], [], defaultdict(list)
     for q in queries:
-        ns = f"ns{rng.randrange(cfg.namespaces)}"
+        ns = f"ns{rng.randrange(row.namespaces)}"
         raws.append(_time(partial(raw.search_dense, ns, vectors[q], Where(), limit=20)))
         timed.spent.clear()
         totals.append(_time(partial(memory.recall, q, namespace=ns, timeout=None)))
@@ -192,7 +239,7 @@ def _peak_rss_mb() -> float:
         import psutil
     except ImportError:
         return own
-    # Milvus Lite serves from a child process: add its resident memory.
+    # Milvus Lite may serve from a child process: add its resident memory.
     kids = psutil.Process().children(recursive=True)
     return own + float(sum(k.memory_info().rss for k in kids)) / 2**20
 
@@ -201,116 +248,72 @@ def _disk_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
 
 
+def _captures(memory: Any, cfg: ScaleConfig, row: ScaleRow, rng: random.Random) -> int:
+    n = min(cfg.captures, row.size) // 3
+    ns = row.namespaces
+    row.capture_per_s = _rate(n, lambda: _capture(memory, n, ns, rng))
+    row.batched_per_s = _rate(n, lambda: _batched(memory, n, ns, rng, cfg.batch))
+    row.submit_per_s = _rate(n, lambda: _submit(memory, n, ns, rng))
+    row.model_per_s = _model_rate(memory, max(n, 20), rng)
+    return 3 * n
+
+
 def measure(
-    size: int, cfg: ScaleConfig, folder: Path, progress: Callable[[str], None]
+    size: int,
+    cfg: ScaleConfig,
+    folder: Path,
+    progress: Callable[[str], None],
+    namespaces: int | None = None,
 ) -> ScaleRow:
     """Build ``size`` memories in a fresh Milvus Lite file and time capture and recall."""
     from hindsight_lg import HindsightMemory
-    from hindsight_lg.backends.cached import with_read_cache
+    from hindsight_lg.backends.cached import CachedBackend, with_read_cache
     from hindsight_lg.backends.milvus import MilvusBackend
     from hindsight_lg.embeddings import embedder_from_name
 
-    row = ScaleRow(size)
-    db = folder / f"scale-{size}"
+    row = ScaleRow(size, namespaces=namespaces or cfg.namespaces)
+    db = folder / f"scale-{size}-{row.namespaces}"
     db.mkdir()
     raw = MilvusBackend(str(db / "memory.db"))
     # Time the engine's own read cache too: wrap it, not the raw store.
-    timed = TimedBackend(with_read_cache(raw))
-    memory = HindsightMemory(timed, embedder_from_name(cfg.embedder), cache=False)
+    cache = with_read_cache(raw)
+    timed = TimedBackend(cache)
+    memory = HindsightMemory(
+        timed,
+        embedder_from_name(cfg.embedder),
+        cache=False,
+        spool=str(db / "memory.db.spool"),  # as from_uri opens a Lite file
+    )
     rng = random.Random(size)
     try:
-        n = min(cfg.captures, size) // 2
-        progress(f"{size}: {n} turns through capture(), {n} through submit()")
-        row.capture_per_s = _capture(memory, n, cfg.namespaces, rng)
-        row.submit_per_s = _submit(memory, n, cfg.namespaces, rng)
-        progress(f"{size}: bulk-loading {size - 2 * n} memories")
-        _bulk(memory, 2 * n, size, cfg.namespaces, rng)
-        progress(f"{size}: {cfg.queries} recalls and raw searches")
+        progress(f"{size} in {row.namespaces} namespaces: capture")
+        done = _captures(memory, cfg, row, rng)
+        progress(f"{size} in {row.namespaces}: bulk-loading {size - done} memories")
+        _bulk(memory, done, size, row.namespaces, rng)
+        progress(f"{size} in {row.namespaces}: {cfg.queries} recalls and raw searches")
         _recalls(memory, raw, timed, cfg, row)
         row.peak_rss_mb = _peak_rss_mb()
+        if isinstance(cache, CachedBackend):
+            row.cache_mb = cache.nbytes() / 2**20
     finally:
         memory.close()
     row.disk_mb = _disk_mb(db)
     return row
 
 
-def run_scale(cfg: ScaleConfig) -> list[ScaleRow]:
+def run_scale(
+    cfg: ScaleConfig, progress: Callable[[str], None] | None = None
+) -> ScaleRun:
     """Measure every size in a temporary folder (removed afterwards)."""
     import sys
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    say_ = progress or say
     with tempfile.TemporaryDirectory(prefix="hindsight-scale-") as tmp:
-        return [measure(size, cfg, Path(tmp), say) for size in cfg.sizes]
-
-
-def scale_table(rows: list[ScaleRow]) -> str:
-    """Markdown: one row per size, latencies in ms as p50/p95."""
-    paths = sorted({p for r in rows for p in r.paths})
-    head = [
-        "memories",
-        "capture() turns/s",
-        "submit() turns/s",
-        "recall p50/p95",
-        "raw search p50/p95",
-        "p95 ratio",
-    ]
-    lines = ["| " + " | ".join(head + paths + ["peak RSS MB", "disk MB"]) + " |"]
-    lines.append("|" + "---|" * (len(head) + len(paths) + 2))
-    for r in rows:
-        cells = [
-            f"{r.size:,}",
-            f"{r.capture_per_s:.0f}",
-            f"{r.submit_per_s:.0f}",
-            f"{r.recall[0]:.1f} / {r.recall[1]:.1f}",
-            f"{r.raw[0]:.1f} / {r.raw[1]:.1f}",
-            f"{r.recall[1] / max(r.raw[1], 1e-9):.2f}",
-            *(f"{r.paths[p][0]:.1f} / {r.paths[p][1]:.1f}" for p in paths),
-            f"{r.peak_rss_mb:.0f}",
-            f"{r.disk_mb:.1f}",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def write_scale_report(
-    cfg: ScaleConfig, rows: list[ScaleRow], command: str
-) -> tuple[Path, str]:
-    """Markdown report and latency plot in ``cfg.out``; returns (path, table)."""
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    table = scale_table(rows)
-    series = {
-        "recall p95": [(r.size, r.recall[1]) for r in rows],
-        "recall p50": [(r.size, r.recall[0]) for r in rows],
-        "raw search p95": [(r.size, r.raw[1]) for r in rows],
-    }
-    plot_lines(
-        series,
-        cfg.out / "latency.png",
-        title="Recall latency against size (Milvus Lite)",
-        xlabel="memories",
-        ylabel="ms",
-        logx=True,
-    )
-    text = "\n".join(
-        [
-            "# Scale: capture and recall on Milvus Lite",
-            "",
-            f"Command: `{command}`  ",
-            f"Machine: {machine()}  ",
-            f"Embedder: {cfg.embedder}; namespaces: {cfg.namespaces}; recalls per size: "
-            f"{cfg.queries}; the first {cfg.captures} memories of each size are captured, "
-            "half through capture() (synchronous), half through submit() (queued, "
-            "timed until flush() returns); the rest are bulk-loaded records",
-            "",
-            table,
-            "",
-            "Latencies in ms (p50 / p95). Per-path columns: time recall spends in that path's store calls.",
-            "",
-            "![latency](latency.png)",
-        ]
-    )
-    report = cfg.out / "report.md"
-    report.write_text(text + "\n", encoding="utf-8")
-    return report, table
+        rows = [measure(size, cfg, Path(tmp), say_) for size in cfg.sizes]
+        if cfg.single:
+            rows.append(measure(cfg.single, cfg, Path(tmp), say_, namespaces=1))
+        startup = measure_startup(Path(tmp), say_) if cfg.cli else None
+    return ScaleRun(rows, startup)

@@ -28,10 +28,16 @@ def _fact(memory: HindsightMemory, text: str) -> str:
     return memory.remember(text, namespace="u1", kind="fact").id
 
 
-def test_used_memory_is_reinforced_and_lesson_unverified(
-    memory: HindsightMemory,
-) -> None:
-    """A memory echoed in the answer is reinforced; the lesson has confidence 0.6."""
+CORRECTED = [
+    HumanMessage("Where do I live?"),
+    AIMessage("You live in Porto, Portugal."),
+    HumanMessage("That's wrong, I moved to Lyon."),
+    AIMessage("Noted."),
+]
+
+
+def test_used_memory_is_reinforced_without_a_lesson(memory: HindsightMemory) -> None:
+    """A memory echoed in the answer is reinforced; with no evidence, no lesson."""
     used = _fact(memory, "The user lives in Porto, Portugal")
     run = [HumanMessage("Where do I live?"), AIMessage("You live in Porto, Portugal.")]
     before = memory.get("u1", used)
@@ -40,9 +46,21 @@ def test_used_memory_is_reinforced_and_lesson_unverified(
     assert before is not None and after is not None
     assert result.used == [used] and result.source == "heuristic"
     assert after.access_count == before.access_count + 1
+    assert (result.lesson, result.experience_id) == ("", None)
+    assert memory.list_memories("u1", kinds=["experience"]) == []
+
+
+def test_a_corrected_run_keeps_an_unverified_lesson(memory: HindsightMemory) -> None:
+    """The lesson names the corrected memory and has confidence 0.6, unverified."""
+    wrong = _fact(memory, "The user lives in Porto, Portugal")
+    result = reflect(memory, CORRECTED, namespace="u1", recalled_ids=[wrong])
     lesson = memory.get("u1", result.experience_id or "")
     assert lesson is not None and lesson.kind is Kind.EXPERIENCE
     assert (lesson.confidence, lesson.meta["verified"]) == (pytest.approx(0.6), False)
+    assert lesson.content == (
+        "For requests like 'Where do I live?': do not trust "
+        "'The user lives in Porto, Portugal': the user corrected it."
+    )
 
 
 def test_corrected_memory_is_weakened(memory: HindsightMemory) -> None:
@@ -67,9 +85,8 @@ def test_same_lesson_twice_confirms_instead_of_duplicating(
 ) -> None:
     """A second matching reflection reinforces the first lesson, writing none."""
     used = _fact(memory, "The user lives in Porto, Portugal")
-    run = [HumanMessage("Where do I live?"), AIMessage("You live in Porto, Portugal.")]
-    first = reflect(memory, run, namespace="u1", recalled_ids=[used])
-    second = reflect(memory, run, namespace="u1", recalled_ids=[used])
+    first = reflect(memory, CORRECTED, namespace="u1", recalled_ids=[used])
+    second = reflect(memory, CORRECTED, namespace="u1", recalled_ids=[used])
     assert second.confirmed and second.experience_id == first.experience_id
     assert len(memory.list_memories("u1", kinds=["experience"])) == 1
 
@@ -107,10 +124,55 @@ def test_reflect_later_runs_on_the_worker_and_flush_waits(
     memory: HindsightMemory,
 ) -> None:
     """reflect_later returns at once; after flush the lesson is stored and reported."""
-    used = memory.remember("I love jasmine tea", namespace="u1").id
-    run = [HumanMessage("Which tea?"), AIMessage("You love jasmine tea.")]
+    used = memory.remember("The user lives in Porto, Portugal", namespace="u1").id
     got: list[Reflection] = []
-    reflect_later(memory, run, namespace="u1", recalled_ids=[used], on_done=got.append)
+    reflect_later(
+        memory, CORRECTED, namespace="u1", recalled_ids=[used], on_done=got.append
+    )
     memory.flush()
-    assert len(got) == 1 and got[0].used == [used]
+    assert len(got) == 1 and got[0].misleading == [used]
     assert memory.list_memories("u1", kinds=["experience"])
+
+
+def test_no_lesson_about_what_the_run_itself_captured(memory: HindsightMemory) -> None:
+    """The run's own capture is never 'missed', even when reflection runs after it."""
+    said = HumanMessage("My dog is called Pixel and he is a beagle.", id="h1")
+    memory.capture([said], namespace="u1")
+    run = [said, AIMessage("Nice to meet Pixel!", id="a1")]
+    result = reflect(memory, run, namespace="u1", recalled_ids=[])
+    assert (result.missed, result.lesson, result.experience_id) == ([], "", None)
+
+
+def test_a_memory_the_user_had_to_restate_is_a_missed_lesson(
+    memory: HindsightMemory,
+) -> None:
+    """An older memory, not recalled, repeated by the user, gives a 'recall' lesson."""
+    old = _fact(memory, "The user is allergic to peanuts and shellfish")
+    run = [
+        HumanMessage("Plan dinner. Remember I'm allergic to peanuts and shellfish!"),
+        AIMessage("Here is a plan."),
+    ]
+    result = reflect(memory, run, namespace="u1", recalled_ids=[])
+    assert result.missed == [old]
+    assert "the user had to repeat it" in result.lesson
+    assert result.lesson.startswith('For requests like "Plan dinner.')
+
+
+def test_loosely_related_memories_write_no_lesson(memory: HindsightMemory) -> None:
+    """A weather answer that mentions Paris does not make a lesson of unrelated facts."""
+    fact = _fact(memory, "I'm vegetarian and I live in Paris.")
+    run = [HumanMessage("What's the weather like?"), AIMessage("Sunny in Paris.")]
+    result = reflect(memory, run, namespace="u1", recalled_ids=[fact])
+    assert (result.lesson, result.experience_id) == ("", None)
+
+
+def test_lessons_are_never_empty_after_the_colon(memory: HindsightMemory) -> None:
+    """Whatever the run, a written lesson says something after 'For requests like ...:'."""
+    _fact(memory, "The user lives in Porto, Portugal")
+    for run in (
+        [HumanMessage("Hi there")],
+        [HumanMessage("Where do I live?"), AIMessage("No idea.")],
+        CORRECTED,
+    ):
+        lesson = reflect(memory, run, namespace="u1").lesson
+        assert lesson == "" or not lesson.rstrip().endswith(":")

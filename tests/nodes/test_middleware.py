@@ -17,6 +17,8 @@ from hindsight_lg.testing import FakeToolChatModel, HashingEmbedder, InMemoryBac
 
 FACT = "My order number is 4417 and I prefer email over phone calls."
 QUESTION = "How do I prefer to be contacted?"
+# Two user messages in one run: the answer to the first is corrected.
+CORRECTED = [HumanMessage(QUESTION), HumanMessage("That's wrong, call me instead.")]
 
 
 def _echo(messages: list[BaseMessage]) -> AIMessage:
@@ -80,11 +82,11 @@ def test_memories_join_the_system_prompt_without_entering_the_thread(
 
 
 async def test_async_agent_captures_and_reflects(memory: HindsightMemory) -> None:
-    """ainvoke recalls, captures the turn, and writes an unverified lesson."""
+    """ainvoke recalls, captures the turn, and on a correction writes an unverified lesson."""
     memory.capture(FACT, namespace="u1")
     model = FakeToolChatModel(respond=_echo)
     agent = _agent(memory, model)
-    await agent.ainvoke({"messages": [HumanMessage(QUESTION)]}, _cfg("t"))
+    await agent.ainvoke({"messages": CORRECTED}, _cfg("t"))
     memory.flush()
     lessons = memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
     assert [r.confidence for r in lessons] == [pytest.approx(0.6)]
@@ -114,7 +116,7 @@ def test_sync_reflection_is_done_when_invoke_returns(memory: HindsightMemory) ->
     """With reflect="sync" the lesson exists as soon as invoke returns, without flush."""
     memory.capture(FACT, namespace="u1")
     agent = _agent(memory, FakeToolChatModel(respond=_echo), reflect="sync")
-    agent.invoke({"messages": [HumanMessage(QUESTION)]}, _cfg("t"))
+    agent.invoke({"messages": CORRECTED}, _cfg("t"))
     assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
 
 

@@ -27,6 +27,8 @@ def cfg(thread: str, user: str | None = "u1") -> dict[str, Any]:
 
 FACT = "I am allergic to peanuts and I love jasmine tea."
 QUESTION = "Which tea do I love?"
+# Two user messages in one run: the answer to the first is corrected.
+CORRECTED = [HumanMessage(QUESTION), HumanMessage("That's wrong, it is green tea now.")]
 
 
 def _ask(graph: Any, text: str, config: dict[str, Any]) -> list[Any]:
@@ -100,7 +102,8 @@ def test_tool_loop_keeps_memories_and_captures_once(
 def test_reflection_writes_unverified_experience_and_reinforces_used(
     memory: HindsightMemory, make_graph: GraphFactory
 ) -> None:
-    """After a run that used a memory, it is reinforced and a 0.6 lesson is kept out of recall."""
+    """A used memory is reinforced without a lesson; a corrected run keeps a 0.6 lesson
+    out of recall."""
     graph = make_graph(InMemorySaver())
     _ask(graph, FACT, cfg("t1"))
     memory.flush()
@@ -109,8 +112,11 @@ def test_reflection_writes_unverified_experience_and_reinforces_used(
     memory.flush()
     after = memory.get("u1", fact.id)
     assert after is not None and after.access_count > fact.access_count
+    assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value]) == []
+    graph.invoke({"messages": CORRECTED}, cfg("t3"))
+    memory.flush()
     lessons = memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
-    assert len(lessons) == 1
+    assert len(lessons) == 1 and "jasmine" in lessons[0].content
     assert lessons[0].confidence == pytest.approx(0.6)
     recalled = memory.recall(QUESTION, namespace="u1", timeout=None)
     assert lessons[0].id not in recalled.ids
@@ -185,7 +191,7 @@ def test_sync_reflection_is_done_when_invoke_returns(
     """With reflect="sync" the lesson is stored before invoke returns."""
     memory.capture(FACT, namespace="u1")
     graph = make_graph(InMemorySaver(), reflect="sync")
-    _ask(graph, QUESTION, cfg("t2"))
+    graph.invoke({"messages": CORRECTED}, cfg("t2"))
     assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
 
 
@@ -197,7 +203,7 @@ def test_background_reflection_waits_for_flush(
     graph = make_graph(InMemorySaver())
     gate = threading.Event()
     memory.worker.defer(lambda: gate.wait(5))  # hold the worker: nothing can run yet
-    _ask(graph, QUESTION, cfg("t2"))
+    graph.invoke({"messages": CORRECTED}, cfg("t2"))
     assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value]) == []
     gate.set()
     memory.flush()

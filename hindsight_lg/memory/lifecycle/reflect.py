@@ -11,6 +11,13 @@ Heuristics do the judging without a chat model; with one, its structured
 answer is validated (only ids it was shown) and any failure falls back to the
 heuristics.
 
+Without a model a lesson is written only on evidence: a recalled memory that
+is superseded now, or that the answer used before the user corrected it
+(*misleading*); or a memory that existed before the run, was not recalled,
+and had to be restated by the user (*missed*). Memories this run captured
+itself never count, and a run without evidence writes no lesson (used
+memories are still reinforced).
+
 Reflection is a write, and writes never block a turn: nodes and middleware
 call :func:`reflect_later`, which queues the whole reflection on the capture
 worker (after the run's own capture); ``memory.flush()`` waits for it.
@@ -27,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from hindsight_lg import telemetry
-from hindsight_lg._messages import role, text_of
+from hindsight_lg._messages import lookup, role, text_of
 from hindsight_lg._text import terms
 from hindsight_lg.model import Kind, MemoryRecord, Status
 
@@ -48,6 +55,8 @@ CORRECTIONS = (
     "错了",
 )
 _SAME_LESSON = 0.6
+_RESTATED = 0.6  # share of a memory's terms a user message must repeat
+_MIN_TERMS = 3  # shorter memories are too vague to call "restated"
 
 
 @dataclass(slots=True)
@@ -114,17 +123,25 @@ def judge(
 
 
 def _lesson(query: str, by_id: dict[str, MemoryRecord], r: Reflection) -> str:
-    def names(ids: list[str]) -> str:
-        return "; ".join((by_id[i].summary or by_id[i].content)[:80] for i in ids)
+    """The heuristic lesson: only what the evidence shows, ``""`` without any."""
 
-    parts = [f"For requests like {query[:120]!r}:"]
-    if r.used:
-        parts.append(f"rely on {names(r.used)}.")
-    if r.misleading:
-        parts.append(f"do not trust {names(r.misleading)} (it misled).")
+    def names(ids: list[str]) -> str:
+        return "; ".join(
+            repr((by_id[i].summary or by_id[i].content).strip()[:80]) for i in ids
+        )
+
+    superseded = [i for i in r.misleading if by_id[i].status is Status.SUPERSEDED]
+    corrected = [i for i in r.misleading if i not in superseded]
+    parts = []
+    if superseded:
+        parts.append(f"do not rely on {names(superseded)}: it is outdated")
+    if corrected:
+        parts.append(f"do not trust {names(corrected)}: the user corrected it")
     if r.missed:
-        parts.append(f"also recall {names(r.missed)}.")
-    return " ".join(parts)
+        parts.append(f"recall {names(r.missed)}: the user had to repeat it")
+    if not parts or not query.strip():
+        return ""
+    return f"For requests like {query.strip()[:120]!r}: {'; '.join(parts)}."
 
 
 def _log(event: str, **fields: Any) -> None:
@@ -159,6 +176,23 @@ def _llm_answer(
     return answer
 
 
+def _run_ids(messages: Sequence[Any]) -> set[str]:
+    return {str(lookup(m, "id")) for m in messages if lookup(m, "id")}
+
+
+def _own(record: MemoryRecord, run_ids: set[str], before: float) -> bool:
+    """Captured by this run itself (created since it began, or only from its messages)."""
+    sources = set(record.source_ids)
+    return record.created_at >= before or bool(sources and sources <= run_ids)
+
+
+def _restated(record: MemoryRecord, said: list[set[str]]) -> bool:
+    mine = set(terms(record.content))
+    if len(mine) < _MIN_TERMS:
+        return False
+    return any(len(mine & words) / len(mine) >= _RESTATED for words in said)
+
+
 def _missed(
     memory: HindsightMemory,
     messages: Sequence[Any],
@@ -167,19 +201,22 @@ def _missed(
     recalled: set[str],
     before: float,
 ) -> list[MemoryRecord]:
-    """Memories that existed before the run and match it, yet were not recalled."""
-    query = " ".join(_texts(messages, ("human",)))[-2000:]
+    """Memories that existed before the run, were not recalled, and the user restated."""
+    users = _texts(messages, ("human",))
+    query = " ".join(users)[-2000:]
     if not query:
         return []
     hindsight = memory.recall(
         query, namespace=namespace, agent_id=agent_id, k=5, timeout=None
     )
+    said, run_ids = [set(terms(u)) for u in users], _run_ids(messages)
     return [
         r
         for r in hindsight.records
         if r.id not in recalled
-        and r.created_at < before
         and r.kind is not Kind.EXPERIENCE
+        and not _own(r, run_ids, before)
+        and _restated(r, said)
     ][:3]
 
 
@@ -240,7 +277,12 @@ def reflect(
         nothing to learn).
     """
     before = memory.clock() if recalled_at is None else recalled_at
-    recalled = [r for r in (memory.get(namespace, i) for i in recalled_ids) if r]
+    run_ids = _run_ids(messages)
+    recalled = [
+        r
+        for r in (memory.get(namespace, i) for i in recalled_ids)
+        if r is not None and not _own(r, run_ids, before)
+    ]
     missed = _missed(memory, messages, namespace, agent_id, set(recalled_ids), before)
     by_id = {r.id: r for r in [*recalled, *missed]}
     result = Reflection(missed=[r.id for r in missed])
@@ -267,7 +309,7 @@ def reflect(
             memory.reinforce(namespace, result.used)
         if result.misleading:
             memory.weaken(namespace, result.misleading)
-        if result.used or result.misleading or result.missed:
+        if result.lesson.strip():
             _keep_lesson(memory, namespace, agent_id, result, thread_id)
         span.set_attribute("hindsight.experience_id", result.experience_id or "")
     return result

@@ -216,17 +216,22 @@ async def test_store_items_put_over_http_are_recalled_by_the_graph(
 
 
 @pytest.mark.server
-def test_server_stops_cleanly_and_leaves_memory_on_disk(tmp_path: Path) -> None:
-    """SIGTERM shuts langgraph dev down through the store, which closes the memory."""
+def test_deleted_thread_is_forgotten_and_stop_closes_the_memory(tmp_path: Path) -> None:
+    """Deleting a thread over HTTP forgets what was captured from it; SIGTERM shuts
+    langgraph dev down through the store, which closes the memory on disk."""
     server = _start("assistant", tmp_path)
     client = langgraph_sdk.get_sync_client(url=server.url)
-    thread = client.threads.create()
-    client.runs.wait(
-        thread["thread_id"],
-        "assistant",
-        input=_say(FACT),
-        config={"configurable": {"user_id": "maya"}},
-    )
+    maya = {"configurable": {"user_id": "maya"}}
+    kept, dropped = client.threads.create(), client.threads.create()
+    client.runs.wait(kept["thread_id"], "assistant", input=_say(FACT), config=maya)
+    secret = "My locker code is 4711."
+    client.runs.wait(dropped["thread_id"], "assistant", input=_say(secret), config=maya)
+    assert any("4711" in c for c in _stored(client, "maya", "4711")), "not captured"
+
+    client.threads.delete(dropped["thread_id"])
+    listed = _stored(client, "maya", "June 14")
+    assert any("June 14" in c for c in listed) and not any("4711" in c for c in listed)
+
     # uvicorn re-raises SIGTERM once its shutdown is done: -SIGTERM is a clean stop.
     assert server.stop() in (0, -signal.SIGTERM)
     assert "deploy_memory_closed" in server.log.read_text(errors="replace")
@@ -235,6 +240,7 @@ def test_server_stops_cleanly_and_leaves_memory_on_disk(tmp_path: Path) -> None:
     ) as memory:
         contents = [r.content for r in memory.list_memories("maya", limit=50)]
     assert any("June 14" in c for c in contents), contents
+    assert not any("4711" in c for c in contents), contents
 
 
 def _stored(client: Any, user: str, words: str, timeout: float = 20.0) -> list[str]:

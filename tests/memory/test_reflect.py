@@ -176,3 +176,11 @@ def test_lessons_are_never_empty_after_the_colon(memory: HindsightMemory) -> Non
     ):
         lesson = reflect(memory, run, namespace="u1").lesson
         assert lesson == "" or not lesson.rstrip().endswith(":")
+
+
+def test_a_repeated_question_is_not_a_missed_memory(memory: HindsightMemory) -> None:
+    """Asking the same question again is no evidence that memory failed."""
+    memory.remember("What am I allergic to at dinner?", namespace="u1", kind="query")
+    run = [HumanMessage("What am I allergic to at dinner?"), AIMessage("No idea.")]
+    result = reflect(memory, run, namespace="u1", recalled_ids=[])
+    assert (result.missed, result.lesson) == ([], "")

@@ -214,7 +214,8 @@ def _missed(
         r
         for r in hindsight.records
         if r.id not in recalled
-        and r.kind is not Kind.EXPERIENCE
+        # A repeated question or lesson is not a fact the user had to restate.
+        and r.kind not in (Kind.EXPERIENCE, Kind.QUERY)
         and not _own(r, run_ids, before)
         and _restated(r, said)
     ][:3]

@@ -320,14 +320,28 @@ class CachedBackend:
         self.inner.close()
 
 
-def with_read_cache(backend: MemoryBackend) -> MemoryBackend:
+def with_read_cache(
+    backend: MemoryBackend, *, max_bytes: int | None = None
+) -> MemoryBackend:
     """``backend`` behind its :class:`CachedBackend`, unless caching gains nothing.
 
     One cache per backend object, so engines sharing a backend see each
     other's writes. The in-memory backend is its own cache. Milvus Lite is
-    single-process, so its cache never expires; a server's expires after 10 s.
+    single-process, so its cache never expires and serves dense search; a
+    server's expires after 10 s and leaves dense search to the server.
     Writes made on the raw backend directly bypass the cache: call
     :meth:`CachedBackend.invalidate` after them.
+
+    Args:
+        backend: the store to cache.
+        max_bytes: bound on the cache's estimated memory (default 1 GiB); given
+            for a backend already cached, it replaces that cache's bound.
+
+    Example:
+        >>> from hindsight_lg.backends.memory import InMemoryBackend
+        >>> backend = InMemoryBackend()
+        >>> with_read_cache(backend) is backend  # its own cache
+        True
     """
     from hindsight_lg.backends.memory import InMemoryBackend
 
@@ -339,4 +353,8 @@ def with_read_cache(backend: MemoryBackend) -> MemoryBackend:
             lite = bool(getattr(backend, "is_lite", False))
             existing = CachedBackend(backend, ttl_s=None if lite else 10.0)
             _CACHES[backend] = existing
+        if max_bytes is not None:
+            with existing._lock:
+                existing.max_bytes = max_bytes
+                existing._evict()
         return existing

@@ -248,3 +248,20 @@ def test_a_namespace_grown_past_the_bound_is_searched_by_the_store() -> None:
     cache.delete("u", [r.id for r in records[:20]])
     cache.search_dense("u", vector, Where(statuses=()), limit=3)
     assert counting.searches == 1  # small enough again: cached once more
+
+
+def test_with_read_cache_takes_a_memory_bound(tmp_path: Path) -> None:
+    """max_bytes given to with_read_cache bounds the shared cache, evicting at once."""
+    milvus = MilvusBackend(str(tmp_path / "m.db"))
+    milvus.setup(dim=EMB.dim, model_id=EMB.model_id)
+    cache = with_read_cache(milvus)
+    assert isinstance(cache, CachedBackend)
+    assert cache.max_bytes == 1 << 30
+    for ns in ("a", "b"):
+        cache.upsert(ns, _records(20, namespace=ns))
+        cache.query(ns, Where())
+    both = cache.nbytes()
+    assert with_read_cache(milvus, max_bytes=both - 1) is cache
+    assert cache.max_bytes == both - 1
+    assert 0 < cache.nbytes() < both  # the least recently used namespace went
+    milvus.close()

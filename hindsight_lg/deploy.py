@@ -78,6 +78,10 @@ def memory() -> HindsightMemory:
                 **_spool(),
             )
             atexit.register(_memory.close)
+            # Load the model now (graphs are imported at start-up): the first
+            # request would otherwise wait on it and recall's timeout would
+            # answer with nothing.
+            _memory.embedder.embed(["warm-up"])
         return _memory
 
 

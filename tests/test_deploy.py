@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ import pytest
 from hindsight_lg import deploy
 from hindsight_lg.checkpointers.aio import AsyncHindsightSaver
 from hindsight_lg.store import HindsightStore
-from hindsight_lg.testing import FakeToolChatModel
+from hindsight_lg.testing import FakeToolChatModel, HashingEmbedder
 
 pytest.importorskip("langgraph.checkpoint.sqlite.aio")
 
@@ -34,6 +34,24 @@ def test_memory_is_one_per_process_until_closed() -> None:
     assert deploy.memory() is first
     deploy.close()
     assert deploy.memory() is not first
+
+
+def test_memory_loads_the_embedding_model_when_opened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The model loads at start-up, not on the first request (whose recall would time out)."""
+    embedded: list[list[str]] = []
+
+    class Counting(HashingEmbedder):
+        def embed(self, texts: Sequence[str]) -> Any:
+            embedded.append(list(texts))
+            return super().embed(texts)
+
+    monkeypatch.setattr(
+        "hindsight_lg.embeddings.embedder_from_name", lambda name: Counting()
+    )
+    deploy.memory()
+    assert len(embedded) == 1
 
 
 def test_memory_takes_a_spool_for_a_server_uri_from_the_environment(

@@ -184,3 +184,34 @@ def test_lenient_nodes_run_without_memory_and_warn(memory: HindsightMemory) -> N
     ]
     memory.flush()
     assert memory.namespaces() == []
+
+
+def test_server_auth_user_meets_store_items_under_its_identity(
+    memory: HindsightMemory,
+) -> None:
+    """On a server, ("memories", auth identity) store items reach that user's recall."""
+    from hindsight_lg.store import HindsightStore
+
+    store = HindsightStore(memory)
+    store.put(("memories", "auth-user"), "diet", {"content": "The user is vegetarian"})
+    seen: list[str] = []
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        seen.extend(str(m.content) for m in state["messages"])
+        return {"messages": [AIMessage("ok")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    add_hindsight(builder, memory=memory, reflect=False)
+    graph = builder.compile(checkpointer=InMemorySaver(), store=store)
+    server = {
+        "thread_id": "s1",
+        "user_id": "client-says-someone-else",
+        "langgraph_auth_user": ServerUser(),
+        "langgraph_auth_user_id": "auth-user",
+    }
+    graph.invoke(
+        {"messages": [HumanMessage("Am I vegetarian?")]}, {"configurable": server}
+    )
+    assert any("vegetarian" in text and "memories" in text.lower() for text in seen)

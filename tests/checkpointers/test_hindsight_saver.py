@@ -258,3 +258,44 @@ def test_with_allowlist_and_attributes_forward_to_inner(
     # SqliteSaver versions are "<counter>.<random>" strings, unlike the base ints.
     assert str(clone.get_next_version(None, None)).startswith("0" * 31 + "1.")
     conn.close()
+
+
+async def test_async_saver_takes_a_thread_only_turn_for_the_threads_user(
+    memory: HindsightMemory,
+) -> None:
+    """AsyncHindsightSaver captures a later turn sent with only thread_id for its user."""
+    async with AsyncSqliteSaver.from_conn_string(":memory:") as inner:
+        graph = _graph(AsyncHindsightSaver(inner, memory))
+        await graph.ainvoke({"messages": [HumanMessage("hello there")]}, _cfg("t1"))
+        await graph.ainvoke(
+            {"messages": [HumanMessage(FACT)]}, {"configurable": {"thread_id": "t1"}}
+        )
+    memory.flush()
+    assert any("jasmine" in r.content for r in memory.list_memories("u1"))
+
+
+def test_saver_leaves_out_answers_that_restate_tool_results(
+    memory: HindsightMemory,
+) -> None:
+    """The bridge captures the user's words, not the answer echoing a tool result."""
+    from langchain_core.messages import ToolMessage
+
+    def tool_turn(state: MessagesState) -> dict[str, Any]:
+        call = {"name": "weather", "args": {"city": "Paris"}, "id": "c1"}
+        return {
+            "messages": [
+                AIMessage("", tool_calls=[call]),
+                ToolMessage("The weather: Sunny in Paris", tool_call_id="c1"),
+                AIMessage("The weather: Sunny in Paris"),
+            ]
+        }
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", tool_turn)
+    builder.add_edge(START, "agent")
+    graph = builder.compile(checkpointer=HindsightSaver(InMemorySaver(), memory))
+    graph.invoke({"messages": [HumanMessage("I live in Lyon. Weather?")]}, _cfg("t"))
+    memory.flush()
+    contents = [r.content for r in memory.list_memories("u1")]
+    assert any("Lyon" in c for c in contents)
+    assert not any("Sunny" in c for c in contents)

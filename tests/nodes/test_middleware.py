@@ -124,3 +124,45 @@ def test_unknown_reflect_mode_is_refused(memory: HindsightMemory) -> None:
     """A reflect value other than a bool, "background" or "sync" raises ValueError."""
     with pytest.raises(ValueError, match="background"):
         HindsightMiddleware(memory, reflect="later")  # type: ignore[arg-type]
+
+
+def test_tool_results_are_not_remembered_by_default(memory: HindsightMemory) -> None:
+    """A weather tool's answer is not captured; capture_tools=True keeps it."""
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import tool
+
+    from hindsight_lg.testing import tool_call
+
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return f"The weather: Sunny in {city}"
+
+    def respond(messages: list[BaseMessage]) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            return AIMessage(str(last.content))
+        return tool_call("weather", {"city": "Paris"})
+
+    for user, keep in (("u1", False), ("u2", True)):
+        agent = create_agent(
+            FakeToolChatModel(respond=respond),
+            tools=[weather],
+            middleware=[HindsightMiddleware(memory, reflect=False, capture_tools=keep)],
+        )
+        agent.invoke({"messages": [HumanMessage("I live in Paris.")]}, _cfg("t", user))
+    memory.flush()
+    assert not any("Sunny" in r.content for r in memory.list_memories("u1"))
+    assert any("Sunny" in r.content for r in memory.list_memories("u2"))
+
+
+def test_langgraph_user_id_in_context_names_the_user(memory: HindsightMemory) -> None:
+    """create_agent's context with langgraph_user_id picks the tenant."""
+    agent = _agent(memory, FakeToolChatModel(respond=_echo), reflect=False)
+    agent.invoke(
+        {"messages": [HumanMessage(FACT)]},
+        {"configurable": {"thread_id": "t"}},
+        context={"langgraph_user_id": "lg-7"},
+    )
+    memory.flush()
+    assert memory.list_memories("lg-7")

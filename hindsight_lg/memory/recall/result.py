@@ -244,6 +244,10 @@ def _visible(text: str) -> str:
     """``text`` on one line, whitespace runs as one space, hidden characters gone."""
     # Whitespace controls (newline, U+2028, U+0085...) separate words: they
     # are kept for split(), which turns each run of them into one space.
+    if text.isascii() and text.isprintable():
+        # Printable ASCII hides nothing; the scan below costs a recall of
+        # 10,000 memories about 10 ms.
+        return " ".join(text.split())
     shown = "".join(
         ch
         for ch in text

@@ -24,6 +24,7 @@ from starlette.templating import Jinja2Templates
 
 from hindsight_lg.errors import ConflictError
 from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory.lifecycle.strength import strength
 from hindsight_lg.panel import _views as views
 from hindsight_lg.panel._actions import ACTIONS, run_action
 from hindsight_lg.panel._security import Forbidden, Guard, GuardMiddleware, denied
@@ -72,7 +73,9 @@ class Panel:
         return self.guard.resolve([*request.query_params.getlist("namespace"), *body])
 
     def _page(self, request: Request, name: str, **context: Any) -> Response:
+        now = self.engine.clock()
         context.update(
+            strength=lambda record: strength(record, now),
             csrf=self.guard.csrf,
             restricted=self.guard.namespace,
             flash=request.query_params.get("done", ""),
@@ -113,7 +116,16 @@ class Panel:
         ns = self._namespace(request)
         query = request.query_params.get("q", "").strip()
         result = await self._recall(ns, query) if query else None
-        return self._page(request, "search.html", ns=ns, q=query, result=result)
+        cut = list(result.cut) if result is not None else []
+        found = await run_in_threadpool(self.engine.backend.get, ns, cut) if cut else []
+        return self._page(
+            request,
+            "search.html",
+            ns=ns,
+            q=query,
+            result=result,
+            cut_records={r.id: r for r in found},
+        )
 
     async def _recall(self, ns: str, query: str) -> Any:
         return await self.engine.arecall(

@@ -60,6 +60,7 @@ class NamespaceIndex:
     _slots: dict[str, int] = field(default_factory=dict)
     _ids: list[str] = field(default_factory=list)
     _slot_lengths: list[int] = field(default_factory=list)
+    _length_array: np.ndarray | None = None  # _slot_lengths as floats, until a write
     _total_length: int = 0
     _text_bytes: int = 0
     _arrays: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -78,6 +79,7 @@ class NamespaceIndex:
         self._total_length += length
         slot = self._slot(record.id)
         self._slot_lengths[slot] = length
+        self._length_array = None
         if self.keep_vectors and record.dense:
             self.dense.put(slot, record.dense)
         for term, tf in counts.items():
@@ -125,7 +127,9 @@ class NamespaceIndex:
         if not total:
             return {}
         avg = self._total_length / total or 1.0
-        lengths = np.asarray(self._slot_lengths, dtype=np.float64)
+        if self._length_array is None:
+            self._length_array = np.asarray(self._slot_lengths, dtype=np.float64)
+        lengths = self._length_array
         scores = np.zeros(len(self._ids), dtype=np.float64)
         # Terms in query order (not set order): float sums then do not depend
         # on string hashing, so equal queries rank ties the same in every run.

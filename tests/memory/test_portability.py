@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import threading
@@ -360,3 +361,27 @@ def test_a_plaintext_line_from_another_export_is_refused() -> None:
     lines, other = _exported(), _exported()
     with pytest.raises(ValueError, match="line 2: the line belongs to another export"):
         import_namespace(_memory(), [lines[0], other[1], *lines[2:]], namespace="u")
+
+
+@functools.cache
+def _one_export() -> tuple[str, ...]:
+    return tuple(_exported())
+
+
+@settings(max_examples=30, deadline=None)
+@given(order=st.permutations(range(1, 7)), drop=st.booleans())
+def test_any_reordering_or_drop_of_lines_is_refused(
+    order: list[int], drop: bool
+) -> None:
+    """Every permutation but the original, with or without a dropped line, writes nothing."""
+    header, *lines = _one_export()
+    assert 6 == len(lines)  # 2 records, 1 edge, 2 audit entries, the end line
+    body = [lines[i - 1] for i in order][: 5 if drop else None]
+    target = _memory()
+    if body == lines:
+        import_namespace(target, [header, *body], namespace="u")
+        assert 2 == target.backend.count("u", _all())
+        return
+    with pytest.raises(ValueError):
+        import_namespace(target, [header, *body], namespace="u")
+    assert [] == target.backend.namespaces()

@@ -114,3 +114,41 @@ def test_chat_model_is_offline_unless_the_environment_names_one(
     monkeypatch.setenv("HINDSIGHT_CHAT_MODEL", "openai:gpt-4o-mini")
     assert deploy.chat_model(offline=lambda: None) is scripted
     assert asked == ["openai:gpt-4o-mini"]
+
+
+async def test_async_paths_keep_spool_writes_off_the_event_loop(tmp_path: Path) -> None:
+    """Under langgraph dev's blocking-call detector, nodes, middleware and the async
+    saver capture (an fsync'd spool append) without blocking the event loop."""
+    blockbuster = pytest.importorskip("blockbuster")
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from hindsight_lg import HindsightMemory
+    from hindsight_lg.nodes import add_hindsight
+    from hindsight_lg.nodes.middleware import HindsightMiddleware
+    from hindsight_lg.testing import InMemoryBackend, echo_memories
+
+    memory = HindsightMemory(
+        InMemoryBackend(), HashingEmbedder(), spool=str(tmp_path / "captures.spool")
+    )
+    model = FakeToolChatModel(respond=echo_memories)
+
+    async def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    saver = AsyncHindsightSaver(InMemorySaver(), memory)
+    graph = add_hindsight(builder, memory=memory).compile(checkpointer=saver)
+    support = create_agent(model, middleware=[HindsightMiddleware(memory)])
+    said = {"messages": [("user", "I'm allergic to peanuts")]}
+    with blockbuster.blockbuster_ctx(["hindsight_lg", "langgraph", "langchain"]):
+        await graph.ainvoke(said, {"configurable": {"thread_id": "t1", "user_id": "u"}})
+        await support.ainvoke(said, {"configurable": {"user_id": "v"}})
+    memory.flush()
+    for user in ("u", "v"):
+        contents = [r.content for r in memory.list_memories(user, limit=10)]
+        assert any("peanuts" in c for c in contents), (user, contents)
+    memory.close()

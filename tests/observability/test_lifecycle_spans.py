@@ -20,15 +20,24 @@ def _attrs(spans: list[ReadableSpan], name: str) -> dict[str, Any]:
 def test_reflection_span_names_used_memories_and_the_lesson(
     memory: HindsightMemory,
 ) -> None:
-    """The reflect span lists the memories judged useful and carries the lesson."""
+    """The reflect span lists the memories judged useful and missed, and the lesson."""
     used = memory.remember(
         "The user lives in Porto, Portugal", namespace="u1", kind="fact"
     ).id
-    run = [HumanMessage("Where do I live?"), AIMessage("You live in Porto, Portugal.")]
+    missed = memory.remember(
+        "The user is allergic to peanuts and shellfish", namespace="u1", kind="fact"
+    ).id
+    run = [
+        HumanMessage(
+            "Where do I live? I'm allergic to peanuts and shellfish, remember"
+        ),
+        AIMessage("You live in Porto, Portugal."),
+    ]
     with capture_spans() as spans:
         result = reflect(memory, run, namespace="u1", recalled_ids=[used])
     attrs = _attrs(spans, "hindsight.reflect")
     assert list(attrs["hindsight.used_ids"]) == [used]
+    assert list(attrs["hindsight.missed_ids"]) == [missed]
     assert attrs["hindsight.judged_by"] == "heuristic"
     assert attrs["output.value"] == result.lesson
 

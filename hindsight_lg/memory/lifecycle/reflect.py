@@ -181,9 +181,9 @@ def _run_ids(messages: Sequence[Any]) -> set[str]:
 
 
 def _own(record: MemoryRecord, run_ids: set[str], before: float) -> bool:
-    """Captured by this run itself (created since it began, or only from its messages)."""
+    """Captured by this run itself (created after it began, or only from its messages)."""
     sources = set(record.source_ids)
-    return record.created_at >= before or bool(sources and sources <= run_ids)
+    return record.created_at > before or bool(sources and sources <= run_ids)
 
 
 def _restated(record: MemoryRecord, said: list[set[str]]) -> bool:

@@ -46,8 +46,11 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
 @auth.on.threads
 async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     """New threads (and runs) are stamped with their owner; reads see only one's own."""
-    metadata = value.setdefault("metadata", {}) if isinstance(value, dict) else {}
-    if metadata is not None:
+    if isinstance(value, dict):
+        # In place: the server reads the very dict it handed over.
+        metadata = value.setdefault("metadata", {})
+        if metadata is None:
+            metadata = value["metadata"] = {}
         metadata["owner"] = ctx.user.identity
     return {"owner": ctx.user.identity}
 

@@ -192,6 +192,10 @@ async def test_assistant_on_langgraph_server_keeps_users_apart(
     with pytest.raises(httpx.HTTPStatusError) as hidden:
         await tom.threads.get(first["thread_id"])
     assert hidden.value.response.status_code == 404
+    with pytest.raises(httpx.HTTPStatusError) as kept:
+        await tom.threads.delete(first["thread_id"])
+    assert kept.value.response.status_code == 404
+    assert (await maya.threads.get(first["thread_id"]))["metadata"]["owner"] == "maya"
 
 
 @pytest.mark.server

@@ -30,8 +30,9 @@ environment (the ``env`` block of ``langgraph.json`` or the container's):
   scripted model, see :func:`chat_model`).
 - ``HINDSIGHT_CHECKPOINTS``: where thread state lives behind the bridging saver:
   a SQLite file (default ``./checkpoints.sqlite``) or ``postgresql://...``.
-- ``HINDSIGHT_SAVER_CAPTURE``: ``0`` keeps the saver from capturing turns
-  (graphs that capture with their own nodes in a non-private scope want this).
+- ``HINDSIGHT_SAVER_CAPTURE``: ``0`` (or ``false``) keeps the saver from
+  capturing turns (graphs that capture with their own nodes in a non-private
+  scope want this).
 
 Who a run belongs to comes from the run (see :mod:`hindsight_lg.identity`):
 with the server's custom auth, the authenticated user.
@@ -67,6 +68,9 @@ def memory() -> HindsightMemory:
     its read cache and capture worker are per process, not per request. The
     server closes it at shutdown (see :func:`store`); ``atexit`` is the
     fallback for processes that end otherwise.
+
+    Returns:
+        The shared :class:`~hindsight_lg.HindsightMemory`.
     """
     global _memory
     with _lock:
@@ -126,7 +130,8 @@ async def store() -> AsyncIterator[HindsightStore]:
 
 
 def _capture_on() -> bool:
-    return os.environ.get("HINDSIGHT_SAVER_CAPTURE", "1").strip() not in ("0", "")
+    value = os.environ.get("HINDSIGHT_SAVER_CAPTURE", "1").strip().lower()
+    return value not in ("0", "false", "no", "off", "")
 
 
 def _inner_saver(target: str) -> AbstractAsyncContextManager[Any]:

@@ -89,11 +89,12 @@ async def test_checkpointer_bridges_to_the_same_memory(tmp_path: Path) -> None:
 async def test_checkpointer_capture_can_be_turned_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """HINDSIGHT_SAVER_CAPTURE=0 leaves capture to the graph's own nodes."""
-    monkeypatch.setenv("HINDSIGHT_SAVER_CAPTURE", "0")
-    async with deploy.checkpointer() as saver:
-        assert isinstance(saver, AsyncHindsightSaver)
-        assert not saver.capture
+    """HINDSIGHT_SAVER_CAPTURE=0 (or false) leaves capture to the graph's own nodes."""
+    for off in ("0", "false"):
+        monkeypatch.setenv("HINDSIGHT_SAVER_CAPTURE", off)
+        async with deploy.checkpointer() as saver:
+            assert isinstance(saver, AsyncHindsightSaver)
+            assert not saver.capture
 
 
 def test_chat_model_is_offline_unless_the_environment_names_one(

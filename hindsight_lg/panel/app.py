@@ -61,6 +61,16 @@ def _errors(handler: Handler) -> Handler:
     return wrapped
 
 
+def _root(request: Request) -> str:
+    # Where the app is mounted ("" at the server's root), for links and redirects.
+    return str(request.scope.get("root_path", "")).rstrip("/")
+
+
+def _redirect(request: Request, target: str) -> Response:
+    """A 303 "see other" to ``target``, a path inside the panel."""
+    return RedirectResponse(_root(request) + target, 303)
+
+
 class Panel:
     """The panel's handlers, bound to one memory and one guard."""
 
@@ -75,6 +85,7 @@ class Panel:
     def _page(self, request: Request, name: str, **context: Any) -> Response:
         now = self.engine.clock()
         context.update(
+            root=_root(request),
             strength=lambda record: strength(record, now),
             csrf=self.guard.csrf,
             restricted=self.guard.namespace,
@@ -87,7 +98,7 @@ class Panel:
     async def home(self, request: Request) -> Response:
         if self.guard.namespace is not None:
             target = "/memories?" + urlencode({"namespace": self.guard.namespace})
-            return RedirectResponse(target, 303)
+            return _redirect(request, target)
         rows = await run_in_threadpool(views.namespaces, self.engine)
         return self._page(request, "namespaces.html", rows=rows)
 
@@ -145,10 +156,10 @@ class Panel:
         )
         if action == "delete":
             target = {"namespace": ns, "done": "deleted"}
-            return RedirectResponse("/memories?" + urlencode(target), 303)
+            return _redirect(request, "/memories?" + urlencode(target))
         shown = outcome.get("memory", {}).get("id", memory_id)
         target = {"namespace": ns, "id": shown, "done": ACTIONS[action]}
-        return RedirectResponse("/memory?" + urlencode(target), 303)
+        return _redirect(request, "/memory?" + urlencode(target))
 
     # -- JSON API ----------------------------------------------------------
 

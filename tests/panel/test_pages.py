@@ -262,3 +262,22 @@ def test_create_app_refuses_a_bad_namespace(memory: HindsightMemory) -> None:
 
     with pytest.raises(ValueError):
         create_app(memory, namespace="  ")
+
+
+def test_mounted_under_a_prefix(memory: HindsightMemory, seeded: Seeded) -> None:
+    """Mounted in another app, links, styles and redirects stay under the mount."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    host = Starlette(routes=[Mount("/panel", app=create_app(memory))])
+    with TestClient(host, base_url="http://127.0.0.1") as c:
+        page = c.get("/panel/memories", params={"namespace": "maya"}).text
+        assert 'href="/panel/memory?' in page
+        assert c.get("/panel/static/panel.css").status_code == 200
+        csrf = c.get("/panel/api/session").json()["csrf_token"]
+        resp = c.post(
+            "/panel/memory/restore",
+            data={"csrf": csrf, "namespace": "maya", "id": seeded.archived},
+            follow_redirects=False,
+        )
+        assert resp.headers["location"].startswith("/panel/memory?")

@@ -282,7 +282,8 @@ def test_support_template_serves_with_context_identity(tmp_path: Path) -> None:
 
 @pytest.mark.server
 def test_team_template_shares_team_scope_between_its_graphs(tmp_path: Path) -> None:
-    """What the planner graph hears in team scope, the booker graph recalls."""
+    """What the planner graph hears in team scope, the booker graph recalls; what
+    the booker hears in private scope, the planner does not."""
     server = _start("team", tmp_path)
     client = langgraph_sdk.get_sync_client(url=server.url)
     user = {"configurable": {"user_id": "acme-travel-u1"}}
@@ -301,6 +302,24 @@ def test_team_template_shares_team_scope_between_its_graphs(tmp_path: Path) -> N
         config=user,
     )
     assert "window" in _reply(state)
+
+    # The booker's own turns are private to it: the planner never recalls them.
+    note = client.threads.create()
+    client.runs.wait(
+        note["thread_id"],
+        "booker",
+        input=_say("Between us: the client tips generously."),
+        config=user,
+    )
+    assert any("tips" in c for c in _stored(client, "acme-travel-u1", "tips"))
+    asked = client.threads.create()
+    state = client.runs.wait(
+        asked["thread_id"],
+        "planner",
+        input=_say("Does the client tip generously?"),
+        config=user,
+    )
+    assert "Between us" not in _reply(state)
     assert server.stop() in (0, -signal.SIGTERM)
 
 

@@ -1,7 +1,9 @@
 """Whose memory a run reads and writes: one rule for every adapter.
 
-The nodes, the middleware, the bridging checkpointer, the memory tools and
-:class:`~hindsight_lg.store.HindsightStore` resolve the user of a run here.
+The nodes, the middleware, the bridging checkpointer and the memory tools
+resolve the user of a run here, and :class:`~hindsight_lg.store.HindsightStore`
+maps LangGraph's ``("memories", user_id)`` to the same tenant
+(:mod:`hindsight_lg.tenancy`).
 The default rule takes the first non-empty value of:
 
 1. ``configurable["langgraph_auth_user"].identity`` and
@@ -133,9 +135,12 @@ _THREADS_LOCK = threading.Lock()
 
 def _threads_of(saver: Any) -> _Threads:
     with _THREADS_LOCK:
-        found = _THREADS.get(saver)
-        if found is None:
-            found = _THREADS[saver] = _Threads()
+        try:
+            found = _THREADS.get(saver)
+            if found is None:
+                found = _THREADS[saver] = _Threads()
+        except TypeError:  # a saver without weak references: nothing is remembered
+            found = _Threads()
         return found
 
 

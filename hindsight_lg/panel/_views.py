@@ -27,6 +27,7 @@ KINDS = tuple(k.value for k in Kind)
 PAGE_SIZE = 50
 GROUP_SIZE = 8
 MAX_PAGE = 500
+NAMESPACES_PER_PAGE = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,19 +178,28 @@ def namespace_view(
 
 
 def namespaces(
-    memory: HindsightMemory, only: str | None = None
-) -> list[dict[str, Any]]:
-    """Every namespace (or just ``only``) with its memory counts."""
+    memory: HindsightMemory,
+    only: str | None = None,
+    *,
+    start: int = 0,
+    size: int = NAMESPACES_PER_PAGE,
+) -> tuple[list[dict[str, Any]], int]:
+    """One page of namespaces (or just ``only``) with their counts, and how many exist.
+
+    Counting reads each namespace through the engine's read cache, so the
+    list is paged: one page costs its own namespaces, not every tenant's.
+    """
     names = [only] if only else memory.namespaces()
     everything = Where(statuses=STATUSES)
-    return [
+    rows = [
         {
             "namespace": ns,
             "total": memory.backend.count(ns, everything),
             "active": memory.backend.count(ns, Where()),
         }
-        for ns in names
+        for ns in names[max(0, start) : max(0, start) + size]
     ]
+    return rows, len(names)
 
 
 @dataclass(slots=True)
@@ -212,11 +222,11 @@ class MemoryView:
 
     @property
     def unverified_lesson(self) -> bool:
-        """An experience lesson that no one confirmed or rejected yet."""
+        """An experience lesson not confirmed yet (a rejected one is archived)."""
         return (
             self.record.kind is Kind.EXPERIENCE
             and not self.record.meta.get("verified")
-            and not self.record.meta.get("rejected")
+            and self.record.status in (Status.ACTIVE, Status.COLD)
         )
 
     @property

@@ -99,8 +99,19 @@ class Panel:
         if self.guard.namespace is not None:
             target = "/memories?" + urlencode({"namespace": self.guard.namespace})
             return _redirect(request, target)
-        rows = await run_in_threadpool(views.namespaces, self.engine)
-        return self._page(request, "namespaces.html", rows=rows)
+        start = max(0, int(request.query_params.get("start") or 0))
+        rows, total = await run_in_threadpool(
+            views.namespaces, self.engine, start=start
+        )
+        return self._page(
+            request,
+            "namespaces.html",
+            ns=None,
+            rows=rows,
+            total=total,
+            start=start,
+            size=views.NAMESPACES_PER_PAGE,
+        )
 
     async def memories(self, request: Request) -> Response:
         ns = self._namespace(request)
@@ -169,10 +180,11 @@ class Panel:
         )
 
     async def api_namespaces(self, request: Request) -> Response:
-        rows = await run_in_threadpool(
-            views.namespaces, self.engine, self.guard.namespace
+        start = max(0, int(request.query_params.get("start") or 0))
+        rows, total = await run_in_threadpool(
+            views.namespaces, self.engine, self.guard.namespace, start=start
         )
-        return JSONResponse({"namespaces": rows})
+        return JSONResponse({"namespaces": rows, "total": total, "start": start})
 
     async def api_memories(self, request: Request) -> Response:
         ns = self._namespace(request)

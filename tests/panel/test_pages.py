@@ -281,3 +281,29 @@ def test_mounted_under_a_prefix(memory: HindsightMemory, seeded: Seeded) -> None
             follow_redirects=False,
         )
         assert resp.headers["location"].startswith("/panel/memory?")
+
+
+def test_namespaces_are_paged(memory: HindsightMemory, client: TestClient) -> None:
+    """The namespace list pages, so its counts never read every tenant at once."""
+    for i in range(60):
+        memory.remember(f"note {i}", namespace=f"user-{i:02d}")
+    first = client.get("/api/namespaces").json()
+    assert first["total"] == 62 and len(first["namespaces"]) == 50
+    rest = client.get("/api/namespaces", params={"start": 50}).json()["namespaces"]
+    names = [n["namespace"] for n in first["namespaces"] + rest]
+    assert len(set(names)) == 62
+    assert "Next" in client.get("/").text
+
+
+def test_rejected_then_restored_lesson_can_be_confirmed(
+    client: TestClient, seeded: Seeded
+) -> None:
+    """A rejected lesson is archived; restored, it offers confirm again."""
+    headers = {"X-CSRF-Token": csrf_of(client)}
+    body = {"namespace": "maya", "id": seeded.lesson}
+    client.post("/api/memory/reject", json=body, headers=headers)
+    params = {"namespace": "maya", "id": seeded.lesson}
+    page = client.get("/memory", params=params).text
+    assert "Confirm lesson" not in page and "Restore to active" in page
+    client.post("/api/memory/restore", json=body, headers=headers)
+    assert "Confirm lesson" in client.get("/memory", params=params).text

@@ -201,3 +201,17 @@ async def test_async_twins(memory: HindsightMemory, namespace: str) -> None:
     lesson = _lesson(memory, namespace)
     assert (await memory.aconfirm_lesson(namespace, lesson)).meta["verified"] is True
     assert (await memory.areject_lesson(namespace, lesson)).status is Status.ARCHIVED
+
+
+def test_cascade_spares_other_agents_private_memories(
+    memory: HindsightMemory, namespace: str
+) -> None:
+    """Correcting one agent's memory leaves another agent's private ones alone."""
+    text = "Maya lives in Berlin and works at Lumen Labs"
+    wrong = memory.remember(text, namespace=namespace, agent_id="a").id
+    mine = memory.remember(f"{text} today", namespace=namespace, agent_id="a")
+    theirs = memory.remember(f"{text} now", namespace=namespace, agent_id="b")
+    fix = memory.correct(namespace, wrong, "Maya lives in Lisbon")
+    assert mine.id in fix.weakened and theirs.id not in fix.weakened
+    kept = memory.get(namespace, theirs.id)
+    assert kept is not None and kept.importance == theirs.importance

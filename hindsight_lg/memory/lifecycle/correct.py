@@ -10,8 +10,9 @@ what the agent remembers and said what is true instead. :func:`correct`
    id, importance ``policy.superseded_importance``) and links the two with a
    ``supersedes`` edge: the old text stays as history;
 3. weakens the memories on the same topic a little, a bounded cascade: at most
-   ``topic_limit`` active or cold memories whose cosine similarity to the
-   corrected one is at least ``topic_similarity`` each keep
+   ``topic_limit`` active or cold memories (that the corrected memory's agent
+   may see) whose cosine similarity to the corrected one is at least
+   ``topic_similarity`` each keep
    ``1 - topic_penalty * similarity`` of their importance (so they lose at most
    ``topic_penalty``, 10% by default) and never drop below ``topic_floor``.
 
@@ -188,7 +189,9 @@ def _topic(
     hits = life.backend.search_dense(
         old.namespace,
         old.dense,
-        Where(statuses=("active", "cold")),
+        # Only what the corrected memory's agent can see: a correction of one
+        # agent's private knowledge leaves another agent's alone.
+        Where(statuses=("active", "cold"), reader=old.agent_id or None),
         limit=f.topic_limit + 2,
     )
     near = [

@@ -1,7 +1,8 @@
 """The panel's actions on one memory, shared by the form posts and the JSON API.
 
 Each is one engine call (its own span and audit entries): ``correct``,
-``delete`` (a real :meth:`~hindsight_lg.memory.engine.HindsightMemory.forget`),
+``delete`` (a real :meth:`~hindsight_lg.memory.engine.HindsightMemory.forget`,
+then a content-free ``forget`` audit entry),
 ``restore``, ``confirm`` and ``reject`` (a reflection lesson).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.model import AuditEntry
 from hindsight_lg.panel._views import record_json
 
 # action -> the word a page shows once it is done
@@ -45,7 +47,14 @@ def run_action(
             "weakened": {k: list(v) for k, v in fix.weakened.items()},
         }
     if action == "delete":
-        return {"action": action, "deleted": memory.forget(namespace, [memory_id])}
+        deleted = memory.forget(namespace, [memory_id])
+        # forget purges the memory's audit trail with its content; what stays is
+        # that it was deleted, and by whom, without a word of what it said.
+        entry = AuditEntry(
+            namespace, memory_id, "forget", memory.clock(), {"by": "panel"}
+        )
+        memory.backend.append_audit(namespace, [entry])
+        return {"action": action, "deleted": deleted}
     change = {
         "restore": memory.restore,
         "confirm": memory.confirm_lesson,

@@ -307,3 +307,32 @@ def test_rejected_then_restored_lesson_can_be_confirmed(
     assert "Confirm lesson" not in page and "Restore to active" in page
     client.post("/api/memory/restore", json=body, headers=headers)
     assert "Confirm lesson" in client.get("/memory", params=params).text
+
+
+def test_every_action_is_traced_and_audited(
+    memory: HindsightMemory, client: TestClient, seeded: Seeded
+) -> None:
+    """Each panel action leaves an engine span and an audit entry on its memory."""
+    from hindsight_lg.testing import capture_spans
+
+    headers = {"X-CSRF-Token": csrf_of(client)}
+    steps = [
+        ("correct", seeded.wrong, "hindsight.correct", "corrected"),
+        ("restore", seeded.archived, "hindsight.restore", "restore"),
+        ("confirm", seeded.lesson, "hindsight.confirm_lesson", "confirm"),
+        ("reject", seeded.lesson, "hindsight.reject_lesson", "reject"),
+        ("delete", seeded.doomed, "hindsight.forget", "forget"),
+    ]
+    for action, memory_id, span, op in steps:
+        with capture_spans() as spans:
+            resp = client.post(
+                f"/api/memory/{action}",
+                json={"namespace": "maya", "id": memory_id, "text": "Lena: Lisbon"},
+                headers=headers,
+            )
+        assert resp.status_code == 200, resp.text
+        assert span in [s.name for s in spans]
+        assert op in [a.op for a in memory.audit("maya", memory_id)]
+    trail = memory.audit("maya", seeded.doomed)
+    assert [a.op for a in trail] == ["forget"]
+    assert "4411" not in str([a.detail for a in trail])

@@ -20,10 +20,11 @@ from typing import Any
 
 from hindsight_lg.backends import Where
 from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.model import AuditEntry, Edge, Kind, MemoryRecord, Status
+from hindsight_lg.model import AuditEntry, Edge, Kind, MemoryRecord, Status, Tier
 
 STATUSES = ("active", "cold", "superseded", "archived")
 KINDS = tuple(k.value for k in Kind)
+TIERS = tuple(t.value for t in Tier)
 PAGE_SIZE = 50
 GROUP_SIZE = 8
 MAX_PAGE = 500
@@ -38,6 +39,7 @@ class Filters:
     status: str = "active"
     agent: str = ""
     thread: str = ""
+    tier: str = ""
 
     @classmethod
     def parse(cls, params: Any) -> Filters:
@@ -52,14 +54,18 @@ class Filters:
             raise ValueError(f"unknown kind {kind!r}; one of {', '.join(KINDS)}")
         if status != "all" and status not in STATUSES:
             raise ValueError(f"unknown status {status!r}; one of all, {STATUSES}")
+        tier = str(params.get("tier") or "")
+        if tier and tier not in TIERS:
+            raise ValueError(f"unknown tier {tier!r}; one of {', '.join(TIERS)}")
         agent, thread = str(params.get("agent") or ""), str(params.get("thread") or "")
-        return cls(kind, status, agent.strip(), thread.strip())
+        return cls(kind, status, agent.strip(), thread.strip(), tier)
 
     def where(self) -> Where:
         """The store filter these stand for (``agent``: memories it may see)."""
         return Where(
             statuses=STATUSES if self.status == "all" else (self.status,),
             kinds=(self.kind,) if self.kind else (),
+            tiers=(self.tier,) if self.tier else (),
             reader=self.agent or None,
             thread_id=self.thread or None,
         )
@@ -71,6 +77,7 @@ class Filters:
             "status": self.status,
             "agent": self.agent,
             "thread": self.thread,
+            "tier": self.tier,
             **extra,
         }
         return {k: str(v) for k, v in values.items() if v not in ("", None)}

@@ -38,7 +38,9 @@ def _templates() -> Jinja2Templates:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.globals.update(when=views.when, kinds=views.KINDS, statuses=views.STATUSES)
+    env.globals.update(
+        when=views.when, kinds=views.KINDS, statuses=views.STATUSES, tiers=views.TIERS
+    )
     env.filters["qs"] = lambda params: urlencode(params)
     return Jinja2Templates(env=env)
 

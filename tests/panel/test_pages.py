@@ -336,3 +336,10 @@ def test_every_action_is_traced_and_audited(
     trail = memory.audit("maya", seeded.doomed)
     assert [a.op for a in trail] == ["forget"]
     assert "4411" not in str([a.detail for a in trail])
+
+
+def test_tier_filter(memory: HindsightMemory, client: TestClient) -> None:
+    """The tier filter keeps one tier, e.g. the procedural rules and lessons."""
+    page = client.get("/memories", params={"namespace": "maya", "tier": "procedural"})
+    shown = [memory.get("maya", i) for i in _ids_on(page.text)]
+    assert shown and all(r is not None and r.tier.value == "procedural" for r in shown)

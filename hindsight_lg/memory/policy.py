@@ -94,9 +94,18 @@ class Policy:
     graph_hops: int = 2
     graph_decay: float = 0.5
     graph_seeds: int = 5
+    # Activation of the entity node of a name the query's relation word
+    # resolved to ("my sister" -> Mei) as an extra diffusion seed.
+    coreference_activation: float = 0.0
     feedback_docs: int = 3
     feedback_terms: int = 8
+    # A hit lends its words to feedback only when it scores at least this
+    # share of the best hit.
+    feedback_min_share: float = 0.5
     full_text_share: float = 0.2
+    # Recall stops where memories score below this share of the best one
+    # ("clearly irrelevant"); until then the token budget decides how many.
+    stop_below: float = 0.1
     min_strength: float = 0.05
     cold_wake_similarity: float = 0.85
     cold_wake_boost: float = 2.0

@@ -13,7 +13,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hindsight_lg._text import approx_tokens, focused_summary, terms
-from hindsight_lg.memory.capture.encode import emotion_words
+from hindsight_lg.memory.capture.encode import (
+    Relation,
+    emotion_words,
+    relation_mentions,
+    relations,
+)
 from hindsight_lg.memory.capture.encode import entities as find_entities
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.timeparse import TimeWindow, find_window
@@ -43,6 +48,7 @@ class Probe:
     window: TimeWindow | None = None
     goal: str = ""
     emotion: str = ""
+    relations: tuple[Relation, ...] = ()
 
 
 def build_probe(query: str, *, now: float, context: Sequence[str] = ()) -> Probe:
@@ -56,7 +62,40 @@ def build_probe(query: str, *, now: float, context: Sequence[str] = ()) -> Probe
         window=find_window(query, now) or None,
         goal=joined if context else "",
         emotion=" ".join(emotion_words(joined)),
+        relations=tuple(relation_mentions(query)),
     )
+
+
+def resolve_names(
+    asked: Sequence[Relation], records: Sequence[MemoryRecord], most: int = 2
+) -> list[str]:
+    """Names the memories give to the relations a question asks about.
+
+    "my sister" resolves through "My sister Mei lives in Chengdu" to "Mei";
+    "Melanie's husband" through "Melanie's husband John" or through "my
+    husband John" said by Melanie. The names most often introduced come
+    first, at most ``most`` of them.
+
+    Example:
+        >>> rec = MemoryRecord(namespace="u", content="My sister Mei lives in Chengdu")
+        >>> resolve_names(relation_mentions("Where does my sister work?"), [rec])
+        ['Mei']
+    """
+    counts: dict[str, int] = {}
+    for record in records:
+        for said in relations(record.content):
+            if any(_same_relation(a, said, record) for a in asked):
+                counts[said.name] = counts.get(said.name, 0) + 1
+    return sorted(counts, key=lambda n: -counts[n])[:most]
+
+
+def _same_relation(asked: Relation, said: Relation, record: MemoryRecord) -> bool:
+    if asked.rel != said.rel:
+        return False
+    if asked.owner == "my" or asked.owner == said.owner:
+        return True
+    # "my husband John" said by Melanie answers "Melanie's husband".
+    return said.owner == "my" and asked.owner in record.participants
 
 
 @dataclass(slots=True)
@@ -167,7 +206,11 @@ def normalise(scores: Mapping[str, float], floor: float = 0.0) -> dict[str, floa
 
 
 def size_k(query: str, k: int | None) -> int:
-    """How many memories to aim for: short questions fewer, planning questions more."""
+    """A count for ``query``: short questions fewer, planning questions more.
+
+    Recall no longer caps its default by this count (the budget decides);
+    it is kept for callers that want a query-sized ``k``.
+    """
     if k is not None:
         if k <= 0:
             raise ValueError("k must be positive")
@@ -320,20 +363,29 @@ def render_line(
 def assemble(
     ranked: Sequence[Candidate],
     budget_tokens: int,
-    k: int,
+    k: int | None,
     policy: Policy,
     focus: Collection[str] = (),
 ) -> tuple[list[RecalledMemory], int, dict[str, str]]:
-    """Fit ranked candidates to the budget: top ones in full, the rest summarised."""
+    """Fit ranked candidates to the budget: top ones in full, the rest summarised.
+
+    ``k=None`` lets the budget decide how many memories come back. Either
+    way the list stops where what is left is clearly irrelevant: scores
+    below ``policy.stop_below`` times the best one.
+    """
     header_cost = approx_tokens(HEADER) + 6
     left = budget_tokens - header_cost
     full_budget = policy.full_text_share * budget_tokens
+    floor = policy.stop_below * max((c.score for c in ranked), default=0.0)
     chosen: list[RecalledMemory] = []
     cut: dict[str, str] = {}
     used_full = 0
     for c in novel_first(ranked):
-        if len(chosen) >= k:
+        if k is not None and len(chosen) >= k:
             cut[c.record.id] = "beyond k"
+            continue
+        if c.score < floor:
+            cut[c.record.id] = "irrelevant"
             continue
         full = used_full < full_budget or not c.record.summary
         line = render_line(c.record, full=full, compact=not full, focus=focus)

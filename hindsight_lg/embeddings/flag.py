@@ -254,6 +254,26 @@ class FlagEmbeddingEmbedder:
 class FlagEmbeddingReranker:
     """Cross-encoder reranking through FlagEmbedding (bge-reranker-v2-m3 by default).
 
+    The model (FlagEmbedding's ``FlagReranker``: its tokenizer and sequence
+    classifier) loads on the first :meth:`score`. Scoring runs its own batch
+    loop, as the dense embedder does: FlagEmbedding's ``compute_score`` first
+    runs the longest batch once to probe for a batch size, which doubles the
+    cost of the few dozen pairs a recall reranks.
+
+    Args:
+        model: hub id (must be cached) or local directory of a sequence
+            classifier with one output (a cross-encoder).
+        device: ``"cpu"``, ``"cuda"``...; FlagEmbedding picks when ``None``.
+        normalize_scores: sigmoid of the logit (scores in [0, 1]), the scale
+            recall blends with its own scores.
+        batch_size: query-passage pairs per forward pass.
+        max_length: tokens per pair; the passage is truncated, never the query.
+
+    Raises:
+        ModelNotAvailable: ``model`` is neither a directory nor cached (at once,
+            without a network request).
+        ImportError: FlagEmbedding is not installed (with the install line).
+
     Example:
         >>> r = FlagEmbeddingReranker("/models/bge-reranker-v2-m3")  # doctest: +SKIP
         >>> r.score("tea or coffee?", ["Prefers tea", "Lives in Paris"])  # doctest: +SKIP
@@ -265,10 +285,16 @@ class FlagEmbeddingReranker:
         *,
         device: str | None = None,
         normalize_scores: bool = True,
+        batch_size: int = 32,
+        max_length: int = 512,
     ) -> None:
+        if batch_size <= 0:
+            raise ValueError("batch_size must be positive")
         self.path = resolve_model_path(model)
         self.model_id = str(model)
         self.normalize_scores = normalize_scores
+        self.batch_size = batch_size
+        self.max_length = max_length
         _require_flag_embedding()
         # Loaded on the first score(), like the embedder's model.
         self._lazy = _LazyModel(
@@ -278,15 +304,45 @@ class FlagEmbeddingReranker:
         )
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (it loads on the first score)."""
+        return self._lazy.loaded
+
+    @property
     def _model(self) -> Any:
         return self._lazy.get()
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        """Relevance in [0, 1] (sigmoid of the cross-encoder logit) per passage."""
+        """Relevance per passage: sigmoid of the cross-encoder logit, or the logit.
+
+        Passages are scored longest first in batches of ``batch_size`` (less
+        padding) and returned in the order given.
+        """
         if not passages:
             return []
-        pairs = [[query, p] for p in passages]
-        scores = self._model.compute_score(pairs, normalize=self.normalize_scores)
-        if isinstance(scores, (int, float)):
-            return [float(scores)]
-        return [float(s) for s in scores]
+        import torch
+
+        reranker = self._model
+        net, tokenizer = reranker.model, reranker.tokenizer
+        device = reranker.target_devices[0]
+        net.to(device)
+        net.eval()
+        texts = list(passages)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = [0.0] * len(texts)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                enc = tokenizer(
+                    [query] * len(idx),
+                    [texts[i] for i in idx],
+                    padding=True,
+                    truncation="only_second",
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(device)
+                logits = net(**enc, return_dict=True).logits.view(-1).float()
+                values = torch.sigmoid(logits) if self.normalize_scores else logits
+                for i, value in zip(idx, values.cpu().tolist(), strict=True):
+                    out[i] = float(value)
+        return out

@@ -178,12 +178,7 @@ def test_an_older_manifest_that_drops_rows_is_caught_by_the_ledger(
     stored: str,
 ) -> None:
     """A valid manifest missing the newest segment loses rows: the row ledger says so."""
-    manifest = _memories_dir(stored) / "manifest.json"
-    doc = json.loads(manifest.read_text())
-    doc["partitions"]["_default"]["data_files"] = doc["partitions"]["_default"][
-        "data_files"
-    ][:1]
-    manifest.write_text(json.dumps(doc))
+    _drop_newest_segment(stored)
     expected = f"hindsight_memories holds 6 rows, {len(CONTENTS)} were stored"
     with pytest.raises(StoreUnavailable, match=expected):
         _open(stored)
@@ -191,6 +186,26 @@ def test_an_older_manifest_that_drops_rows_is_caught_by_the_ledger(
     with pytest.raises(StoreUnavailable, match="lost data"):  # and on every open
         _open(stored)
     server_manager_instance.release_server(stored)
+
+
+def _drop_newest_segment(uri: str) -> None:
+    manifest = _memories_dir(uri) / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    files = doc["partitions"]["_default"]["data_files"]
+    doc["partitions"]["_default"]["data_files"] = files[:1]
+    manifest.write_text(json.dumps(doc))
+
+
+def test_reembed_of_a_store_that_lost_rows_copies_nothing(stored: str) -> None:
+    """Re-embedding loads without setup(): the ledger still stops the copy."""
+    from hindsight_lg.memory.transfer.reembed import reembed
+
+    _drop_newest_segment(stored)
+    with pytest.raises(StoreUnavailable, match="lost data"):
+        reembed(stored, to=HashingEmbedder(dim=128))
+    server_manager_instance.release_server(stored)
+    collections = {p.name for p in (Path(stored) / "collections").iterdir()}
+    assert not any(name.startswith("hindsight_r2") for name in collections)
 
 
 def test_a_removed_collection_is_caught_by_the_ledger(stored: str) -> None:

@@ -218,8 +218,11 @@ class MilvusBackend:
             return self._rows.shrinking(args[0], None)
         return nullcontext()
 
-    def _row_counts(self) -> dict[str, int]:
-        names = [self.memories, *(self._name(k) for k in ("edges", "audit", "meta"))]
+    def _row_counts(self, names: Sequence[str] = ()) -> dict[str, int]:
+        names = names or [
+            self.memories,
+            *(self._name(k) for k in ("edges", "audit", "meta")),
+        ]
         counts = {}
         for name in names:
             rows = self._call(
@@ -302,6 +305,11 @@ class MilvusBackend:
                 if not self.is_lite or not remove_index_sidecars(self.uri, name, exc):
                     raise
                 self._load_repaired(name)
+            # Whoever loads it (setup, reembed's copy): a collection that lost
+            # rows is never read as if it were whole.
+            if self._rows is not None:
+                with self._rows.lock:
+                    self._rows.verify(self._row_counts([name]))
 
     def _load_repaired(self, name: str) -> None:
         try:

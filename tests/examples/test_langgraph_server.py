@@ -11,6 +11,7 @@ Milvus Lite file in the temporary directory, its model the offline fake.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import shutil
@@ -351,3 +352,44 @@ def test_templates_build_into_a_server_image(
     assert """ENV LANGGRAPH_STORE='{"path": "hindsight_lg.deploy.store"}'""" in text
     wanted = json.loads((EXAMPLES / template / config).read_text())
     assert ("hindsight_lg.deploy.checkpointer" in text) == ("checkpointer" in wanted)
+
+
+@pytest.mark.parametrize(
+    ("template", "module", "graphs"),
+    [
+        ("assistant", "assistant_graph", ["graph"]),
+        ("support", "support_graph", ["graph"]),
+        ("team", "team_graph", ["planner", "booker"]),
+    ],
+)
+def test_template_graphs_leave_persistence_to_the_server(
+    template: str,
+    module: str,
+    graphs: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each template's graphs compile without checkpointer or store (langgraph dev
+    refuses graphs that bring their own) and share hindsight_lg.deploy's memory."""
+    from langgraph.pregel import Pregel
+
+    from hindsight_lg import deploy
+
+    monkeypatch.setenv("HINDSIGHT_URI", ":memory:")
+    monkeypatch.setenv("HINDSIGHT_EMBEDDER", "hashing")
+    monkeypatch.delenv("HINDSIGHT_CHAT_MODEL", raising=False)
+    monkeypatch.syspath_prepend(str(EXAMPLES / template))
+    deploy.close()
+    try:
+        loaded = importlib.import_module(module)
+        for name in graphs:
+            graph = getattr(loaded, name)
+            assert isinstance(graph, Pregel)
+            assert graph.checkpointer is None and graph.store is None
+        config = json.loads((EXAMPLES / template / "langgraph.json").read_text())
+        assert config["store"] == {"path": "hindsight_lg.deploy.store"}
+        assert sorted(config["graphs"]) == sorted(
+            {"graph": template}.get(g, g) for g in graphs
+        )
+    finally:
+        sys.modules.pop(module, None)
+        deploy.close()

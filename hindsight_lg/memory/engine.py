@@ -29,7 +29,7 @@ from hindsight_lg.backends import (
     with_read_cache,
 )
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
-from hindsight_lg.memory._locks import WriteLocks
+from hindsight_lg.memory._shared import acquire, file_key, release, write_locks
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory.capture import (
     CaptureWorker,
@@ -117,12 +117,15 @@ class HindsightMemory:
     ) -> None:
         # Reads other than dense search are served from a write-through
         # namespace cache, so a recall costs about one store query.
-        self.backend = with_read_cache(backend) if cache else backend
+        self.backend = self._store = with_read_cache(backend) if cache else backend
         # With a spool, captures are acknowledged once fsync'd there and
         # reach the store in batches (group commit); every other store call
-        # goes through a view that writes the staged batch first.
-        self.spool = Spool(spool) if isinstance(spool, (str, os.PathLike)) else spool
-        self._group = None if self.spool is None else GroupCommit(self.backend, self.spool)
+        # goes through a view that writes the staged batch first. Engines on
+        # one spool file share it and its group commit (see _shared).
+        self._shares: list[tuple[tuple[str, ...], Callable[[], None]]] = []
+        self._backend_key: tuple[str, ...] | None = None
+        self._closed = False
+        self.spool, self._group, replay = self._open_spool(spool)
         if self._group is not None:
             self.backend = DrainingBackend(self.backend, self._group)
         self.embedder = embedder if embedder is not None else default_embedder()
@@ -141,7 +144,7 @@ class HindsightMemory:
         )
         self._writer.sink = self._group
         # Captures lock their namespace; lifecycle operations the whole engine.
-        self._locks = WriteLocks()
+        self._locks = write_locks(self._store)
         self._write_lock = cast(threading.RLock, self._locks)  # same protocol
         self.lifecycle = Lifecycle(
             self.backend,
@@ -155,12 +158,32 @@ class HindsightMemory:
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
         self.worker = CaptureWorker(self.capture)
         self._new_episodes: Counter[str] = Counter()
-        self.setup()
-        # Whatever a previous run left in the spool is replayed now.
+        try:
+            self.setup()
+        except BaseException:
+            self._release_shares()  # a later open of the spool must replay it
+            raise
+        # Whatever a previous run left in the spool is replayed now (by the
+        # first engine to open it in this process).
         self._durable = None if self.spool is None else SpooledCapture(self, self.spool)
         if self._durable is not None:
             self.worker.on_accept = self._durable.accept
-            self._durable.replay()
+            if replay:
+                self._durable.replay()
+
+    def _open_spool(
+        self, spool: Spool | str | os.PathLike[str] | None
+    ) -> tuple[Spool | None, GroupCommit | None, bool]:
+        if spool is None:
+            return None, None, False
+        path = spool.path if isinstance(spool, Spool) else spool
+        key = file_key("spool", path)
+        shared, fresh = acquire(
+            key, lambda: spool if isinstance(spool, Spool) else Spool(path)
+        )
+        group, _ = acquire((*key, "group"), lambda: GroupCommit(self._store, shared))
+        self._shares = [((*key, "group"), group.close), (key, shared.close)]
+        return shared, group, fresh
 
     @classmethod
     def from_uri(
@@ -180,10 +203,21 @@ class HindsightMemory:
         acknowledged once fsync'd there and written in batches.
         """
         chosen = default_embedder(embedder)
-        backend = open_backend(uri, token=token, prefix=prefix)
-        if "spool" not in kwargs and getattr(backend, "is_lite", False):
-            kwargs["spool"] = uri.rstrip("/\\") + ".spool"
-        return cls(backend, chosen, owns_backend=True, **kwargs)
+        if uri == ":memory:" or "://" in uri:
+            backend = open_backend(uri, token=token, prefix=prefix)
+            return cls(backend, chosen, owns_backend=True, **kwargs)
+        # A Lite file: one backend (and read cache) per file in this process.
+        key = file_key("lite", uri, prefix)
+        backend, _ = acquire(key, lambda: open_backend(uri, prefix=prefix))
+        kwargs.setdefault("spool", uri.rstrip("/\\") + ".spool")
+        try:
+            memory = cls(backend, chosen, **kwargs)
+        except BaseException:
+            if release(key):
+                backend.close()
+            raise
+        memory._backend_key = key
+        return memory
 
     def setup(self) -> None:
         """Create collections and check the embedding model; idempotent."""
@@ -781,6 +815,12 @@ class HindsightMemory:
     ) -> int:
         """Delete memories for real, with their edges and audit content.
 
+        Forgetting a namespace or a thread also cancels its captures still
+        queued for the background worker or waiting in the spool (the
+        spool file is rewritten without them), removes edges of entity nodes
+        only the forgotten memories used, and, for a thread, the audit
+        entries of its turns that were not promoted to memories.
+
         Args:
             namespace: the tenant.
             ids: memories to delete; ``None`` with no ``thread_id`` deletes the
@@ -790,7 +830,20 @@ class HindsightMemory:
         Returns:
             How many memories were deleted.
         """
-        return self.lifecycle.forget(namespace, ids, thread_id=thread_id)
+        check_namespace(namespace)
+        with self._locks.namespace(namespace):  # no capture of it runs meanwhile
+            if ids is None:
+                self._cancel_captures(namespace, thread_id)
+            return self.lifecycle.forget(namespace, ids, thread_id=thread_id)
+
+    def _cancel_captures(self, namespace: str, thread_id: str | None) -> None:
+        self.worker.cancel(namespace, thread_id)
+        if self.spool is not None:
+            self.spool.purge(namespace, thread_id)
+        if self._group is not None:
+            # Staged captures reach the store (to be deleted with the rest)
+            # and their markers are written now, before the audit is purged.
+            self._group.sync()
 
     async def aforget(
         self,
@@ -817,16 +870,28 @@ class HindsightMemory:
 
     def close(self) -> None:
         """Drain queued captures, stop workers, close the backend if owned."""
+        if self._closed:
+            return
+        self._closed = True
         self.worker.close()
         self._pool.shutdown(wait=True)
         if self._group is not None:
-            self._group.close()
-        if self.spool is not None:
-            self.spool.close()
-        if self._owns_backend:
-            self.backend.close()
+            self._group.settle()
+        self._release_shares()
+        if self._backend_key is not None:
+            if release(self._backend_key):
+                self._store.close()
+            self._backend_key = None
+        elif self._owns_backend:
+            self._store.close()
         else:
-            self.backend.flush()
+            self._store.flush()
+
+    def _release_shares(self) -> None:
+        for key, close in self._shares:
+            if release(key):
+                close()
+        self._shares = []
 
     def __enter__(self) -> HindsightMemory:
         return self

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.embeddings.base import Vectors
-from hindsight_lg.errors import StoreUnavailable
+from hindsight_lg.errors import ConflictError, StoreUnavailable
 from hindsight_lg.memory.capture import spool as spool_module
 from hindsight_lg.memory.capture.commit import GroupCommit
 from hindsight_lg.memory.capture.spool import Spool
@@ -169,8 +170,9 @@ def test_a_crash_before_the_batch_is_written_replays_each_capture_once(
     texts = [f"My friend number {i} lives in city {i}" for i in range(5)]
     for text in texts:
         first.capture(text, namespace="u")
-    os.close(first.spool._fd)  # type: ignore[union-attr]  # killed: stage lost
-    second = _memory(backend, tmp_path / "s.spool")
+    # Killed: the stage is lost, the spool file is what the next process finds.
+    shutil.copy(tmp_path / "s.spool", tmp_path / "after.spool")
+    second = _memory(backend, tmp_path / "after.spool")
     second.flush()
     contents = sorted(r.content for r in second.list_memories("u"))
     assert contents == sorted(texts)
@@ -243,3 +245,23 @@ def test_a_huge_turn_is_cut_before_it_is_split_or_embedded() -> None:
     assert written and all(r.meta.get("truncated") for r in written)
     assert gate.longest <= limit + 100
     memory.close()
+
+
+def test_two_engines_on_one_lite_file_see_each_other(tmp_path: Path) -> None:
+    """Engines opened on one Milvus Lite file in a process share its store and cache."""
+    uri = str(tmp_path / "m.db")
+    a = HindsightMemory.from_uri(uri, embedder=HashingEmbedder(dim=64))
+    b = HindsightMemory.from_uri(uri, embedder=HashingEmbedder(dim=64))
+    assert b.list_memories("u") == []  # b's view of the namespace is loaded
+    [record] = a.capture("I prefer green tea over coffee", namespace="u")
+    assert [r.id for r in b.list_memories("u")] == [record.id]
+    stale = record.version
+    a.update("u", record.id, expected_version=stale, importance=0.5)
+    with pytest.raises(ConflictError):
+        b.update("u", record.id, expected_version=stale, importance=0.6)
+    fresh = b.get("u", record.id)
+    assert fresh is not None
+    b.update("u", record.id, expected_version=fresh.version, importance=0.6)
+    a.close()
+    assert b.get("u", record.id).importance == 0.6  # type: ignore[union-attr]
+    b.close()

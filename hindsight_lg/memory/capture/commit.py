@@ -27,6 +27,7 @@ Limit: another process reading the same Milvus server sees a capture up to
 
 from __future__ import annotations
 
+import atexit
 import functools
 import threading
 import time
@@ -233,6 +234,7 @@ class GroupCommit:
         )
         self._thread = thread
         thread.start()
+        at_exit(self.close)
 
     def _run(self) -> None:
         while not self._stop:
@@ -249,6 +251,13 @@ class GroupCommit:
                 _failed("capture_commit_failed", exc)
                 self._stopped.wait(self.interval_s)
 
+    def settle(self) -> None:
+        """Commit and ack what is staged; a store failure is logged, not raised."""
+        try:
+            self.sync()
+        except StoreError as exc:  # the spool keeps them: replayed at next open
+            _failed("capture_commit_failed", exc)
+
     def close(self) -> None:
         """Commit what is staged, then stop the committer; idempotent."""
         self._stop = True
@@ -260,6 +269,26 @@ class GroupCommit:
             self.sync()
         except StoreError as exc:  # the spool keeps them: replayed at next open
             _failed("capture_commit_failed", exc)
+
+
+def at_exit(hook: Callable[[], None]) -> None:
+    """Run ``hook`` when the interpreter exits, before thread pools shut down.
+
+    A daemon thread dies with the interpreter, so staged captures must be
+    committed first. Plain ``atexit`` runs too late: by then the thread
+    pools Milvus Lite flushes with are shut down (they stop in
+    ``threading``'s own exit hooks, which run in reverse order of
+    registration, before ``atexit``). A hook that finds the store gone
+    leaves the captures in the spool, replayed at the next open.
+    """
+    register = getattr(threading, "_register_atexit", None)
+    if register is None:  # not CPython: the spool replays what is left
+        atexit.register(hook)
+        return
+    try:
+        register(hook)
+    except RuntimeError:  # the interpreter is already shutting down
+        pass
 
 
 def _failed(event: str, exc: Exception) -> None:

@@ -146,9 +146,15 @@ class SpooledCapture:
         return written or []
 
     def run(
-        self, cid: str, payload: dict[str, Any], *, check: bool
+        self, cid: str, payload: dict[str, Any], *, check: bool, replay: bool = False
     ) -> list[MemoryRecord] | None:
         """Write one spooled capture; ``None`` when the store failed (kept spooled).
+
+        Args:
+            cid: the capture id.
+            payload: the capture's arguments.
+            check: look for the capture's marker first (it may have finished).
+            replay: swallow errors other than store errors (after quarantine).
 
         Raises:
             Exception: whatever the write raised other than a store error,
@@ -167,7 +173,7 @@ class SpooledCapture:
             return None
         except Exception as exc:
             self._quarantine(SpoolEntry(cid, payload), exc)
-            if check:
+            if check or replay:
                 return []
             raise
         with self._lock:
@@ -207,6 +213,10 @@ class SpooledCapture:
         """
         with self._lock:
             todo = [e for e in self.spool.pending() if e.id in self._failed]
+        try:
+            finished = self._finished(todo)
+        except StoreError:
+            return 0  # the store is still down: replayed later
         done = 0
         for entry in todo:
             try:
@@ -214,10 +224,39 @@ class SpooledCapture:
             except (TypeError, ValueError) as exc:
                 self._quarantine(entry, exc)
                 continue
-            if self.run(entry.id, entry.item, check=True) is None:
+            if entry.id in finished:
+                self.spool.ack(entry.id)  # finished before a crash: nothing to redo
+                with self._lock:
+                    self._failed.discard(entry.id)
+                continue
+            if self.run(entry.id, entry.item, check=False, replay=True) is None:
                 break  # the store is still down: keep the rest for later
             done += 1
         return done
+
+    def _finished(self, entries: list[SpoolEntry]) -> set[str]:
+        """Ids of ``entries`` whose marker is in the store, read before any replay.
+
+        Read first, so replayed captures do not make the store flush between
+        lookups; one read of the audit trail for a namespace with many.
+        """
+        by_namespace: dict[str, list[str]] = {}
+        for entry in entries:
+            if isinstance(entry.item.get("namespace"), str):
+                by_namespace.setdefault(entry.namespace, []).append(entry.id)
+        found: set[str] = set()
+        audit = self.memory.backend.audit
+        for namespace, ids in by_namespace.items():
+            try:
+                check_namespace(namespace)
+            except (TypeError, ValueError):
+                continue  # quarantined by the caller
+            if len(ids) > 8:
+                marks = {a.memory_id for a in audit(namespace)}
+                found |= {i for i in ids if marker_id(i) in marks}
+            else:
+                found |= {i for i in ids if audit(namespace, marker_id(i))}
+        return found
 
     def wanted(self, capture_id: str) -> bool:
         """Whether a spooled capture is still owed (not purged by a forget)."""

@@ -20,7 +20,6 @@ them too.
 
 from __future__ import annotations
 
-import atexit
 import queue
 import threading
 from collections import OrderedDict
@@ -32,6 +31,7 @@ from opentelemetry import trace
 
 from hindsight_lg import telemetry
 from hindsight_lg._messages import message_key
+from hindsight_lg.memory.capture.commit import at_exit
 from hindsight_lg.telemetry import parent_span
 
 CaptureFn = Callable[..., Any]
@@ -165,6 +165,32 @@ class CaptureWorker:
         """Items queued or running."""
         return self._queue.unfinished_tasks
 
+    def pending_for(self, namespace: str) -> int:
+        """Captures of ``namespace`` queued and not started yet."""
+        with self._queue.mutex:
+            return sum(1 for e in self._queue.queue if _of(e, namespace, None))
+
+    def cancel(self, namespace: str, thread_id: str | None = None) -> int:
+        """Drop queued captures of a namespace (or of one of its threads).
+
+        Captures already running finish; with a spool they find their entry
+        purged and write nothing. Returns how many were dropped.
+        """
+        q = self._queue
+        with q.mutex:
+            kept = [e for e in q.queue if not _of(e, namespace, thread_id)]
+            dropped = len(q.queue) - len(kept)
+            if not dropped:
+                return 0
+            q.queue.clear()
+            q.queue.extend(kept)
+            q.unfinished_tasks -= dropped
+            q.not_full.notify_all()
+            if q.unfinished_tasks == 0:
+                q.all_tasks_done.notify_all()
+        _log("info", "captures_cancelled", namespace=namespace, count=dropped)
+        return dropped
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every submitted capture ran; ``False`` if ``timeout`` passed."""
         with self._queue.all_tasks_done:
@@ -180,7 +206,6 @@ class CaptureWorker:
         if self._thread is not None:
             self._queue.put(_STOP)
             self._thread.join(timeout)
-            atexit.unregister(self._at_exit)
 
     def _ensure_thread(self) -> None:
         if self._thread is not None:
@@ -191,8 +216,9 @@ class CaptureWorker:
                     target=self._run, name="hindsight-capture", daemon=True
                 )
                 self._thread.start()
-                # A daemon thread dies with the interpreter; drain queued turns first.
-                atexit.register(self._at_exit)
+                # A daemon thread dies with the interpreter; drain queued turns
+                # first, while the store still runs (see commit.at_exit).
+                at_exit(self._at_exit)
 
     def _at_exit(self) -> None:
         self.close(timeout=30.0)
@@ -260,6 +286,16 @@ def _same_capture(first: Any, other: Any) -> bool:
     a, b = first[0], other[0]
     keys = (set(a) | set(b)) - {"messages_or_text"}
     return all(a.get(k) == b.get(k) for k in keys)
+
+
+def _of(entry: Any, namespace: str, thread_id: str | None) -> bool:
+    """Whether a queue entry is a capture of ``namespace`` (and ``thread_id``)."""
+    item = entry[0] if isinstance(entry, tuple) else None
+    return (
+        isinstance(item, dict)
+        and item.get("namespace") == namespace
+        and (thread_id is None or item.get("thread_id") == thread_id)
+    )
 
 
 def _about(item: Any) -> dict[str, Any]:

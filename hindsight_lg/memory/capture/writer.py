@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -54,6 +55,18 @@ class Turn:
 def entity_id(name: str) -> str:
     """The graph node id of an entity (edges ``mentions`` point at it)."""
     return "entity:" + " ".join(name.lower().split())
+
+
+def observe_id(thread_id: str) -> str:
+    """The audit ``memory_id`` of a thread's turns kept out of long-term memory.
+
+    A hash, so any thread id fits the store's 64-character field, and
+    ``forget(thread_id=...)`` finds the thread's entries by it.
+    """
+    return (
+        "observe:"
+        + hashlib.sha256(thread_id.encode("utf-8", "replace")).hexdigest()[:40]
+    )
 
 
 def to_turns(
@@ -175,7 +188,7 @@ class Writer:
             encoded, asked, strict=True
         ):
             if not keep:
-                self._observe(where.namespace, turn, now)
+                self._observe(where, turn, now)
                 continue
             mine = vectors[offset : offset + len(keep)]
             offset += len(keep)
@@ -299,13 +312,14 @@ class Writer:
         ):
             return embed_records(self.embedder, texts)
 
-    def _observe(self, namespace: str, turn: Turn, now: float) -> None:
+    def _observe(self, where: Placement, turn: Turn, now: float) -> None:
         # Below the salience floor: the raw turn stays in the audit trail (and
-        # the thread), and the capture span says what was left out.
+        # the thread), and the capture span says what was left out. Keyed by
+        # its thread, so forgetting the thread finds it.
         detail = {"content": turn.text[:2000], "source_ids": turn.source_ids}
-        self.backend.append_audit(
-            namespace, [AuditEntry(namespace, "", "observe", now, detail)]
-        )
+        key = observe_id(where.thread_id) if where.thread_id else ""
+        entry = AuditEntry(where.namespace, key, "observe", now, detail)
+        self.backend.append_audit(where.namespace, [entry])
         telemetry.collect("not_promoted", turn.text[:200])
 
     def drafts(self, turn: Turn, event_time: float) -> tuple[Extraction, bool]:

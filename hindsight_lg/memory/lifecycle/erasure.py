@@ -1,8 +1,10 @@
-"""Right to be forgotten, verified: records, edges, audit content and spooled captures.
+"""Right to be forgotten, verified: records, edges, audit, queued and spooled captures.
 
-:meth:`HindsightMemory.forget` deletes records, their edges and the audit trail;
-:func:`forget_namespace` also clears captures still waiting in the spool and
-then counts what is left, so ``hindsight-lg forget --verify`` can show zeros.
+:meth:`HindsightMemory.forget` cancels the tenant's (or thread's) captures
+still queued or spooled, then deletes records, their edges (and edges of
+entity nodes only the forgotten memories used) and the audit trail;
+:func:`forget_namespace` then counts what is left, so ``hindsight-lg forget
+--verify`` shows zeros only when nothing is left anywhere.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hindsight_lg.backends.base import MemoryBackend, Where, check_namespace
+from hindsight_lg.memory.capture.writer import observe_id
 from hindsight_lg.memory.transfer.portability import all_records, edges_of
-from hindsight_lg.model import CONTEXT_KEY, MemoryRecord
+from hindsight_lg.model import CONTEXT_KEY, Edge, MemoryRecord
+
+ENTITY_PREFIX = "entity:"
 
 _ALL_STATUSES = ("active", "cold", "superseded", "archived")
 
@@ -33,9 +38,11 @@ class ForgetReport:
 
 
 class _Spool(Protocol):
-    def purge(self, namespace: str) -> int: ...
+    def purge(self, namespace: str, thread_id: str | None = None) -> int: ...
 
     def pending(self, namespace: str | None = None) -> list[Any]: ...
+
+    def dead(self) -> list[Any]: ...
 
 
 def count_left(
@@ -45,27 +52,48 @@ def count_left(
     ids: Iterable[str] = (),
     spool: _Spool | None = None,
 ) -> dict[str, int]:
-    """What a namespace still holds: records, edges, audit entries, spooled captures.
+    """What a namespace still holds, everywhere a capture can be.
 
     Args:
         memory: the memory to inspect.
         namespace: the tenant.
         ids: memory ids to check for edges beyond the current records (e.g.
             those that existed before a forget).
-        spool: the capture spool, if one is used.
+        spool: the capture spool (the memory's own by default).
 
     Returns:
-        Counts by kind; all zero means nothing of the namespace is left.
+        Counts of ``records``, ``edges``, ``entity_nodes`` (entities some
+        edge still points at), ``audit`` entries, ``queued`` captures (in the
+        background worker) and ``spooled`` ones (pending or dead letters);
+        all zero means nothing of the namespace is left.
     """
     check_namespace(namespace)
+    spool = spool if spool is not None else getattr(memory, "spool", None)
     current = [r.id for r in all_records(memory, namespace, False)]
     every = list(dict.fromkeys([*current, *ids]))
+    edges = {e.key: e for e in edges_of(memory, namespace, every)}
+    edges.update({e.key: e for e in memory.backend.all_edges(namespace)})
+    worker = getattr(memory, "worker", None)
     return {
         "records": len(current),
-        "edges": len(edges_of(memory, namespace, every)),
+        "edges": len(edges),
+        "entity_nodes": len(entity_nodes(edges.values())),
         "audit": len(memory.backend.audit(namespace)),
-        "spooled": len(spool.pending(namespace)) if spool is not None else 0,
+        "queued": worker.pending_for(namespace) if worker is not None else 0,
+        "spooled": _spooled(spool, namespace),
     }
+
+
+def _spooled(spool: _Spool | None, namespace: str) -> int:
+    if spool is None:
+        return 0
+    dead = [e for e in spool.dead() if e.namespace == namespace]
+    return len(spool.pending(namespace)) + len(dead)
+
+
+def entity_nodes(edges: Iterable[Edge]) -> set[str]:
+    """The entity nodes (``entity:...``) at either end of ``edges``."""
+    return {n for e in edges for n in (e.src, e.dst) if n.startswith(ENTITY_PREFIX)}
 
 
 def forget_namespace(
@@ -76,7 +104,8 @@ def forget_namespace(
     Args:
         memory: a :class:`~hindsight_lg.HindsightMemory`.
         namespace: the tenant to erase.
-        spool: the capture spool, whose pending captures of the tenant go too.
+        spool: another capture spool whose pending captures of the tenant go
+            too (the memory's own spool is always purged).
         verify: count what is left afterwards (``report.left``, all zero).
 
     Returns:
@@ -84,9 +113,15 @@ def forget_namespace(
     """
     ids = [r.id for r in all_records(memory, namespace, False)]
     report = ForgetReport(namespace)
-    report.removed["spooled"] = spool.purge(namespace) if spool is not None else 0
-    report.removed["audit"] = len(memory.backend.audit(namespace))
+    own = getattr(memory, "spool", None)
+    before = count_left(memory, namespace, ids=ids)
+    report.removed["spooled"] = (
+        spool.purge(namespace) if spool is not None and spool is not own else 0
+    )
     report.removed["records"] = memory.forget(namespace)
+    for key in ("edges", "entity_nodes", "audit", "queued"):
+        report.removed[key] = before[key]
+    report.removed["spooled"] += before["spooled"]
     if verify:
         report.left = count_left(memory, namespace, ids=ids, spool=spool)
     return report
@@ -108,13 +143,45 @@ def delete_memories(
     if ids is None:
         where = Where(statuses=(*_ALL_STATUSES, "deleted"), thread_id=thread_id)
         ids = [r.id for r in backend.query(namespace, where, limit=10**7)]
-    doomed = [] if whole_namespace else backend.get(namespace, list(ids))
-    n = backend.delete(namespace, list(ids))
-    backend.delete_edges(namespace, list(ids))
+    ids = list(ids)
+    doomed = [] if whole_namespace else backend.get(namespace, ids)
+    nodes = entity_nodes(backend.edges(namespace, ids)) if ids else set()
+    n = backend.delete(namespace, ids)
+    if whole_namespace:
+        # Every edge goes, imported ones between entity nodes included.
+        ends = {e.src for e in backend.all_edges(namespace)}  # each edge has one
+        backend.delete_edges(namespace, sorted(ends | set(ids)))
+    else:
+        backend.delete_edges(namespace, ids)
+        _drop_orphan_nodes(backend, namespace, nodes)
     scrub_turn_context(backend, namespace, doomed)
-    backend.purge_audit(namespace, None if whole_namespace else list(ids))
+    purged = None if whole_namespace else ids
+    if thread_id is not None and purged is not None:
+        purged.append(observe_id(thread_id))  # the thread's unpromoted turns
+    backend.purge_audit(namespace, purged)
     backend.flush()
     return n
+
+
+def _drop_orphan_nodes(
+    backend: MemoryBackend, namespace: str, nodes: Iterable[str]
+) -> None:
+    """Delete the edges of entity nodes no remaining memory points at.
+
+    A node that only forgotten memories mentioned would otherwise keep its
+    name (``entity:john smith ssn ...``) and its links to other entities.
+    """
+    nodes = sorted(nodes)
+    if not nodes:
+        return
+    used: set[str] = set()
+    for edge in backend.edges(namespace, nodes):
+        for end, other in ((edge.src, edge.dst), (edge.dst, edge.src)):
+            if end in nodes and not other.startswith(ENTITY_PREFIX):
+                used.add(end)
+    orphans = [n for n in nodes if n not in used]
+    if orphans:
+        backend.delete_edges(namespace, orphans)
 
 
 def scrub_turn_context(

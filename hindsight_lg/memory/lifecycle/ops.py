@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from hindsight_lg import telemetry
@@ -104,6 +105,11 @@ class Lifecycle:
         self._write_lock = write_lock
         self._writer = writer
 
+    def _locked(self, namespace: str) -> AbstractContextManager[Any]:
+        """Hold one namespace against captures and other lifecycle writes."""
+        hold = getattr(self._write_lock, "namespace", None)
+        return hold(namespace) if hold is not None else self._write_lock
+
     @property
     def write_lock(self) -> threading.RLock:
         """The engine's write lock (re-entrant), shared with capture."""
@@ -171,7 +177,7 @@ class Lifecycle:
                 namespace=namespace,
                 memory_id=memory_id,
             ),
-            self._write_lock,
+            self._locked(namespace),
             self.backend.exclusive(namespace, f"memory:{memory_id}"),
         ):
             record = self._load(namespace, memory_id)
@@ -275,7 +281,7 @@ class Lifecycle:
                 namespace=namespace,
                 kind_of_memory=record.kind.value,
             ),
-            self._write_lock,
+            self._locked(namespace),
         ):
             self._save(
                 namespace, [record], op, {"content": record.content, **(detail or {})}
@@ -346,7 +352,7 @@ class Lifecycle:
                 namespace=namespace,
                 memory_ids=list(ids),
             ),
-            self._write_lock,
+            self._locked(namespace),
         ):
             records = self.backend.get(namespace, list(ids), vectors=True)
             now = self.clock()
@@ -374,7 +380,7 @@ class Lifecycle:
                 telemetry.memory_span(
                     telemetry.DECAY, telemetry.UPDATE_MEMORY, namespace=ns
                 ) as span,
-                self._write_lock,
+                self._locked(ns),
             ):
                 rows = self.backend.query(
                     ns, Where(statuses=("active", "cold")), limit=10**7, vectors=True
@@ -410,7 +416,7 @@ class Lifecycle:
             telemetry.memory_span(
                 telemetry.CONSOLIDATE, telemetry.CREATE_MEMORY, namespace=namespace
             ) as span,
-            self._write_lock,
+            self._locked(namespace),
             self.backend.exclusive(namespace, "consolidate"),
         ):
             episodes = [
@@ -477,7 +483,7 @@ class Lifecycle:
             telemetry.memory_span(
                 telemetry.FORGET, telemetry.DELETE_MEMORY, namespace=namespace
             ) as span,
-            self._write_lock,
+            self._locked(namespace),
         ):
             # The writer's memo of each thread's last turn may hold what goes.
             self._writer.forget_turns(namespace)

@@ -17,6 +17,7 @@ from hindsight_lg import telemetry
 from hindsight_lg.backends.base import Where, check_namespace
 from hindsight_lg.errors import ConflictError
 from hindsight_lg.memory.capture.writer import embed_records, entity_id
+from hindsight_lg.memory.lifecycle import _journal as journal
 from hindsight_lg.memory.lifecycle import correct as correction
 from hindsight_lg.memory.lifecycle import strength as lifecycle
 from hindsight_lg.memory.lifecycle.consolidate import (
@@ -36,7 +37,6 @@ from hindsight_lg.model import (
     MemoryRecord,
     Scope,
     SourceKind,
-    Status,
     Tier,
 )
 
@@ -408,7 +408,9 @@ class Lifecycle:
         """Cluster active episodes into semantic memories; episodes go cold.
 
         Safe to run twice: consolidated episodes are cold and are not clustered
-        again. Returns the semantic memories written.
+        again. Crash-safe: a run a kill interrupted is finished by the next
+        one before it clusters (see :mod:`._journal`). Returns the semantic
+        memories written.
         """
         check_namespace(namespace)
         p = params or ClusterParams()
@@ -419,6 +421,8 @@ class Lifecycle:
             self._locked(namespace),
             self.backend.exclusive(namespace, "consolidate"),
         ):
+            unfinished = journal.pending(self.backend, namespace)
+            journal.finish(self.backend, namespace, unfinished, self.clock())
             episodes = [
                 r
                 for r in self.backend.query(
@@ -435,6 +439,11 @@ class Lifecycle:
                 written.append(self._consolidate_group(namespace, group))
                 if progress:
                     progress(i, len(groups))
+            self.backend.flush()  # the summaries (the journal) before the episodes
+            journal.finish(self.backend, namespace, written, self.clock())
+            for record in written:
+                record.meta.pop(journal.PENDING, None)
+            span.set_attribute("hindsight.finished", len(unfinished))
             span.set_attribute("hindsight.episodes", len(episodes))
             span.set_attribute("hindsight.clusters", len(groups))
             return written
@@ -447,16 +456,13 @@ class Lifecycle:
             llm_summary(self.llm, members) if self.llm is not None else None
         ) or extractive_summary(members)
         record = semantic_record(members, text, now)
+        record.meta[journal.PENDING] = True  # until its episodes are cold
         record.dense = embed_records(self.embedder, [record.content])[0]
-        for m in members:
-            m.status, m.version = Status.COLD, m.version + 1
-        self._save(
-            namespace,
-            [record],
-            "consolidate",
-            {"content": record.content, "derived_from": [m.id for m in members]},
+        self.backend.upsert(namespace, [record])
+        detail = {"content": record.content, "derived_from": [m.id for m in members]}
+        self.backend.append_audit(
+            namespace, [AuditEntry(namespace, record.id, "consolidate", now, detail)]
         )
-        self._save(namespace, members, "consolidated", {"into": record.id})
         self.backend.add_edges(
             namespace,
             [

@@ -9,11 +9,14 @@ is set, an OpenTelemetry SDK exporter.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
+
+FAILED = 2  # exit code of every usage, input or store error
 
 COMMANDS = (
     "demo",
@@ -43,8 +46,14 @@ def _configure_logging(verbose: bool) -> None:
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
     )
-    # pymilvus logs harmless client-side warnings on every paged query.
-    logging.getLogger("pymilvus").setLevel(logging.ERROR)
+    # pymilvus logs every failed call with its traceback, then raises; the
+    # error line this command prints says it once (-v keeps pymilvus's).
+    if not verbose:
+        logging.getLogger("pymilvus.decorators").addFilter(_critical_only)
+
+
+def _critical_only(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.CRITICAL
 
 
 def _configure_tracing() -> None:
@@ -85,20 +94,66 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point; returns the process exit code (see ``docs/cli.md``).
+
+    0 done, 1 nothing to act on, 2 a usage, input or store error, 130
+    interrupted. No input ends in a Python traceback: every failure is one
+    ``error: ...`` line on stderr.
+    """
+    # argparse's --help (0) and usage errors (2) exit through SystemExit.
+    args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
     _configure_tracing()
-    from hindsight_lg.errors import HindsightError
-
     try:
         return int(args.func(args) or 0)
-    except HindsightError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
         return 130
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            return exc.code
+        print(exc.code, file=sys.stderr)
+        return FAILED
+    except BaseException as exc:
+        message, code = describe(exc)
+        print(f"error: {message}", file=sys.stderr)
+        return code
+
+
+def describe(exc: BaseException) -> tuple[str, int]:
+    """One line and an exit code for any error a command raised."""
+    from hindsight_lg._commands import CommandError
+    from hindsight_lg.errors import HindsightError
+
+    if isinstance(exc, CommandError):
+        return str(exc), exc.code
+    if _read_only_fs(exc):
+        return f"read-only file system: {_first_line(exc)}", FAILED
+    if isinstance(exc, HindsightError):
+        return _first_line(exc), FAILED
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}", FAILED
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to read", FAILED
+    if isinstance(exc, (ValueError, TypeError, LookupError, UnicodeError)):
+        text = exc.args[0] if exc.args else type(exc).__name__
+        return _first_line(text), FAILED
+    return f"unexpected {type(exc).__name__}: {_first_line(exc)}", FAILED
+
+
+def _first_line(value: object) -> str:
+    lines = str(value).strip().splitlines()
+    return lines[0][:500] if lines else type(value).__name__
+
+
+def _read_only_fs(exc: BaseException | None) -> bool:
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, OSError) and exc.errno == errno.EROFS:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 if __name__ == "__main__":

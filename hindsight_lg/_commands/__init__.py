@@ -1,9 +1,50 @@
-"""Sub-commands of the ``hindsight-lg`` CLI, one module each."""
+"""Sub-commands of the ``hindsight-lg`` CLI, one module each.
+
+Exit codes, for every command: 0 done; 1 nothing to act on (an unknown
+namespace or memory id, a confirmation declined, data left after ``forget``);
+2 a usage, input or store error; 130 interrupted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import unicodedata
+from pathlib import Path
 from typing import Any
+
+NOT_FOUND, FAILED = 1, 2  # exit codes (0 is success)
+
+
+class CommandError(Exception):
+    """A failure the CLI reports as ``error: <message>`` with an exit code."""
+
+    def __init__(self, message: str, code: int = FAILED) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def namespace_arg(text: str) -> str:
+    """An argparse type: a namespace with something visible in it."""
+    visible = "".join(
+        c for c in text if not c.isspace() and unicodedata.category(c) != "Cf"
+    )
+    if not visible:
+        raise argparse.ArgumentTypeError(
+            f"namespace {text!r} is empty or invisible: give a user or tenant id"
+        )
+    return text
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:
@@ -16,14 +57,115 @@ def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> Non
     p.add_argument(
         "--embedder",
         default=None,
-        help="hashing, minilm, bge-m3 or a model directory (default: best available)",
+        help="hashing, hashing-DIM, minilm, bge-m3 or a model directory "
+        "(default: best available)",
     )
     if namespace:
-        p.add_argument("--namespace", "-n", required=True, help="tenant / user id")
+        p.add_argument(
+            "--namespace",
+            "-n",
+            required=True,
+            type=namespace_arg,
+            help="tenant / user id",
+        )
 
 
-def open_memory(args: argparse.Namespace, **kwargs: Any) -> Any:
-    """Open the memory the common options describe."""
+def embedder_named(name: str | None) -> Any:
+    """``hashing-DIM`` as a hashing embedder of that size; other names as given.
+
+    The names ``--embedder`` and ``reembed --to`` take are the same, so a store
+    re-embedded to ``hashing-128`` opens with ``--embedder hashing-128``.
+    """
+    if name and name.startswith("hashing-") and name[8:].isdigit():
+        from hindsight_lg.testing import HashingEmbedder
+
+        return HashingEmbedder(int(name[8:]))
+    return name
+
+
+def is_lite(uri: str) -> bool:
+    """True for a Milvus Lite file path (not ``:memory:``, not a server URL)."""
+    return uri != ":memory:" and "://" not in uri
+
+
+def read_only(path: Path) -> bool:
+    """True when ``path`` (or its nearest existing parent) is on a read-only mount."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): let the open say
+        return False
+
+
+def check_uri(uri: str, *, create: bool) -> None:
+    """Refuse a Lite path that names no store (unless creating) or cannot be written.
+
+    Raises:
+        CommandError: no store there and ``create`` is false, or a read-only mount.
+    """
+    if not is_lite(uri):
+        return
+    path = Path(uri).expanduser()
+    if not create and not path.exists():
+        raise CommandError(
+            f"no store at {uri}: check --uri (only demo and import create a store)"
+        )
+    if read_only(path):
+        raise CommandError(
+            f"{uri} is on a read-only file system: Milvus Lite writes a lock and a "
+            "log beside its data even to read; copy the store somewhere writable"
+        )
+
+
+def require_namespace(memory: Any, namespace: str) -> None:
+    """Refuse a namespace that holds no memories, naming the ones that do.
+
+    Raises:
+        CommandError: (exit 1) the namespace is unknown.
+    """
+    if memory.list_memories(namespace, history=True, limit=1):
+        return
+    known = memory.namespaces()
+    listed = ", ".join(repr(n) for n in known[:20]) or "none"
+    more = f" and {len(known) - 20} more" if len(known) > 20 else ""
+    raise CommandError(
+        f"no memories in namespace {namespace!r}; known namespaces: {listed}{more} "
+        "(hindsight-lg namespaces lists them)",
+        NOT_FOUND,
+    )
+
+
+def open_memory(
+    args: argparse.Namespace,
+    *,
+    create: bool = False,
+    known_namespace: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """Open the memory the common options describe.
+
+    Args:
+        args: parsed options (``uri``, ``embedder``, and ``namespace`` if any).
+        create: the command writes a new store when none exists (demo, import);
+            every other command refuses a ``--uri`` that names no store.
+        known_namespace: refuse a ``--namespace`` that holds no memories
+            (not checked when ``create``).
+        **kwargs: passed to :meth:`HindsightMemory.from_uri`.
+
+    Raises:
+        CommandError: see :func:`check_uri` and :func:`require_namespace`.
+    """
     from hindsight_lg import HindsightMemory
 
-    return HindsightMemory.from_uri(args.uri, embedder=args.embedder, **kwargs)
+    check_uri(args.uri, create=create)
+    embedder = embedder_named(args.embedder)
+    memory = HindsightMemory.from_uri(args.uri, embedder=embedder, **kwargs)
+    namespace = getattr(args, "namespace", None)
+    if namespace and known_namespace and not create:
+        try:
+            require_namespace(memory, namespace)
+        except BaseException:
+            memory.close()
+            raise
+    return memory

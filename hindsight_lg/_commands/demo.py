@@ -6,10 +6,11 @@ import argparse
 from datetime import UTC, datetime
 from typing import Any
 
-from hindsight_lg._commands import add_store_args, open_memory
+from hindsight_lg._commands import add_store_args, open_memory, positive_int
 from hindsight_lg.templates import TEMPLATES
 
 NAMESPACE = "demo-user"
+DEFAULT_URI = "./hindsight.db"
 SESSIONS: list[tuple[str, list[str]]] = [
     (
         "2026-03-02T09:00",
@@ -52,7 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "demo", help="capture a scripted conversation, then recall from it"
     )
     add_store_args(p, namespace=False)
-    p.add_argument("--budget", type=int, default=300, help="token budget per question")
+    # The scripted demo writes ./hindsight.db (for recall/list to read after);
+    # a template runs on a fresh store unless --uri names one to keep.
+    p.set_defaults(uri=None)
+    p.add_argument(
+        "--budget", type=positive_int, default=300, help="token budget per question"
+    )
     p.add_argument(
         "--template",
         choices=sorted(TEMPLATES),
@@ -77,8 +83,15 @@ def cmd_template(args: argparse.Namespace) -> int:
     real = os.environ.get("HINDSIGHT_CHAT_MODEL")
     offline = getattr(module, "offline_model", None)
     model = module.chat_model() if real or offline is None else offline()
-    with open_memory(args) as memory:
-        print(f"template: {args.template}  memory: {args.uri}")
+    # A fresh store per run unless --uri names one to keep: a second run must
+    # not answer from the first one's memories.
+    fresh = args.uri is None
+    args.uri = ":memory:" if fresh else args.uri
+    where = (
+        "in memory, fresh for this run (--uri FILE keeps one)" if fresh else args.uri
+    )
+    with open_memory(args, create=True) as memory:
+        print(f"template: {args.template}  memory: {where}")
         module.run(memory, model)
     return 0
 
@@ -91,7 +104,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Run the scripted conversation and print recalled memories with scores."""
     if getattr(args, "template", None):
         return cmd_template(args)
-    with open_memory(args, clock=lambda: _ts("2026-03-21T10:00")) as memory:
+    args.uri = args.uri or DEFAULT_URI
+    with open_memory(
+        args, create=True, clock=lambda: _ts("2026-03-21T10:00")
+    ) as memory:
         print(
             f"memory: {args.uri}  embedder: {memory.embedder.model_id}  "
             f"backend: {memory.backend.capabilities.name}"

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from hindsight_lg._commands import add_store_args, open_memory
+from hindsight_lg._commands import add_store_args, open_memory, positive_int
+from hindsight_lg.backends import Where
 from hindsight_lg.model import to_datetime
+
+HISTORY = ("active", "cold", "superseded", "archived")  # every memory, not deleted
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -14,8 +17,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("recall", help="recall memories for a query")
     add_store_args(p)
     p.add_argument("query")
-    p.add_argument("--budget", type=int, default=1000, help="token budget")
-    p.add_argument("-k", type=int, default=None, help="at most k memories")
+    p.add_argument("--budget", type=positive_int, default=1000, help="token budget")
+    p.add_argument(
+        "-k", type=positive_int, default=None, help="at most k memories (>= 1)"
+    )
     p.add_argument("--agent", default=None, help="reading agent id")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_recall)
@@ -24,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_store_args(p)
     p.add_argument("--history", action="store_true", help="include superseded/cold")
     p.add_argument("--kind", action="append", default=[], help="filter by kind")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=positive_int, default=50, help="rows (>= 1)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
 
@@ -32,11 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_store_args(p)
     p.set_defaults(func=cmd_stats)
 
+    p = sub.add_parser("namespaces", help="list the namespaces holding memories")
+    add_store_args(p, namespace=False)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_namespaces)
+
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """Print recalled memories with their scores."""
-    if args.budget <= 0:
-        raise SystemExit("error: --budget must be positive")
     with open_memory(args) as memory:
         result = memory.recall(
             args.query,
@@ -98,4 +106,18 @@ def cmd_stats(args: argparse.Namespace) -> int:
     """Print counts as JSON."""
     with open_memory(args) as memory:
         print(json.dumps(memory.stats(args.namespace), ensure_ascii=False, indent=2))
+    return 0
+
+
+def cmd_namespaces(args: argparse.Namespace) -> int:
+    """Print each namespace with how many memories it holds (any status)."""
+    with open_memory(args) as memory:
+        where = Where(statuses=HISTORY)
+        counts = {ns: memory.backend.count(ns, where) for ns in memory.namespaces()}
+    if args.json:
+        print(json.dumps(counts, ensure_ascii=False, indent=2))
+        return 0
+    for ns, n in counts.items():
+        print(f"{n:8d}  {ns}")
+    print(f"({len(counts)} namespaces)")
     return 0

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hindsight_lg._commands import add_store_args, open_memory
+from hindsight_lg._commands import (
+    NOT_FOUND,
+    CommandError,
+    add_store_args,
+    namespace_arg,
+    open_memory,
+    positive_int,
+)
 from hindsight_lg.memory.recall.result import RecallResult
 
 
@@ -14,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("explain", help="recall with per-path scores, as a tree")
     add_store_args(p)
     p.add_argument("query")
-    p.add_argument("--budget", type=int, default=1000)
+    p.add_argument("--budget", type=positive_int, default=1000, help="token budget")
     p.add_argument("--agent", default=None)
     p.set_defaults(func=cmd_explain)
 
@@ -23,13 +30,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_store_args(p, namespace=False)
     p.add_argument(
-        "--namespace", "-n", default=None, help="one namespace (default: all)"
+        "--namespace",
+        "-n",
+        default=None,
+        type=namespace_arg,
+        help="one namespace (default: all)",
     )
     p.set_defaults(func=cmd_decay)
 
     p = sub.add_parser("restore", help="bring a cold or archived memory back")
     add_store_args(p)
-    p.add_argument("memory_id")
+    p.add_argument("memory_id", help="memory id (or a unique prefix, as listed)")
     p.set_defaults(func=cmd_restore)
 
     p = sub.add_parser("consolidate", help="cluster episodes into semantic memories")
@@ -90,12 +101,14 @@ def cmd_decay(args: argparse.Namespace) -> int:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     """Restore one memory."""
+    from hindsight_lg._commands.audit import resolve
+
     with open_memory(args) as memory:
         try:
-            record = memory.restore(args.namespace, args.memory_id)
-        except (KeyError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            found = resolve(memory, args.namespace, args.memory_id)
+        except LookupError as exc:
+            raise CommandError(exc.args[0], NOT_FOUND) from None
+        record = memory.restore(args.namespace, found.id)
     print(f"{record.id} is {record.status.value}")
     return 0
 

@@ -8,7 +8,12 @@ import json
 import os
 import sys
 
-from hindsight_lg._commands import add_store_args, open_memory
+from hindsight_lg._commands import (
+    NOT_FOUND,
+    CommandError,
+    add_store_args,
+    open_memory,
+)
 
 
 def _passphrase_args(p: argparse.ArgumentParser) -> None:
@@ -47,7 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_store_args(p)
     p.add_argument("--spool", default=None, help="the capture spool file, if used")
     p.add_argument("--verify", action="store_true", help="count what is left")
-    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--yes", "-y", action="store_true", help="confirm without asking (scripts)"
+    )
     p.set_defaults(func=cmd_forget)
 
 
@@ -55,9 +62,14 @@ def _passphrase(args: argparse.Namespace) -> str | None:
     if args.passphrase_env:
         value = os.environ.get(args.passphrase_env)
         if not value:
-            raise SystemExit(f"error: ${args.passphrase_env} is empty or unset")
+            raise CommandError(f"${args.passphrase_env} is empty or unset")
         return value
-    return getpass.getpass("passphrase: ") if args.encrypt else None
+    if not args.encrypt:
+        return None
+    try:
+        return getpass.getpass("passphrase: ")
+    except EOFError:
+        raise CommandError("no passphrase given (use --passphrase-env VAR)") from None
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -65,26 +77,26 @@ def cmd_export(args: argparse.Namespace) -> int:
     from hindsight_lg.memory.transfer.portability import export_namespace
 
     secret = _passphrase(args)
-    with open_memory(args) as memory:
-        if args.out == "-":
+    # The output is opened before the store, so a bad path fails at once; a
+    # failed export removes its partial file.
+    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
+    try:
+        with open_memory(args) as memory:
             stats = export_namespace(
                 memory,
                 args.namespace,
-                sys.stdout,
+                out,
                 vectors=args.vectors,
                 agent_id=args.agent,
                 passphrase=secret,
             )
-        else:
-            with open(args.out, "w", encoding="utf-8") as fh:
-                stats = export_namespace(
-                    memory,
-                    args.namespace,
-                    fh,
-                    vectors=args.vectors,
-                    agent_id=args.agent,
-                    passphrase=secret,
-                )
+    except BaseException:
+        if out is not sys.stdout:
+            out.close()
+            os.unlink(args.out)
+        raise
+    if out is not sys.stdout:
+        out.close()
     print(json.dumps({"exported": stats.as_dict()}), file=sys.stderr)
     return 0
 
@@ -95,13 +107,16 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     secret = _passphrase(args)
     try:
-        with open(args.file, encoding="utf-8") as fh, open_memory(args) as memory:
+        with (
+            open(args.file, encoding="utf-8") as fh,
+            open_memory(args, create=True) as memory,
+        ):
             stats = import_namespace(
                 memory, fh, namespace=args.namespace, passphrase=secret
             )
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        print(f"error: {args.file}: {exc}", file=sys.stderr)
-        return 2
+    except (OSError, UnicodeError, ValueError, TypeError, RecursionError) as exc:
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise CommandError(f"{args.file}: {detail}") from None
     print(json.dumps({"imported": stats.as_dict()}))
     return 0
 
@@ -111,14 +126,35 @@ def cmd_forget(args: argparse.Namespace) -> int:
     from hindsight_lg.memory.capture.spool import Spool
     from hindsight_lg.memory.lifecycle.erasure import forget_namespace
 
-    if not args.yes and input(f"erase everything of {args.namespace!r}? [y/N] ") != "y":
-        return 1
-    spool = Spool(args.spool) if args.spool else None
-    with open_memory(args) as memory:
-        report = forget_namespace(
-            memory, args.namespace, spool=spool, verify=args.verify
-        )
-    if spool is not None:
-        spool.close()
+    # A namespace with only spooled captures left is still worth forgetting.
+    with open_memory(args, known_namespace=not args.spool) as memory:
+        if not _confirmed(args):
+            print("nothing erased", file=sys.stderr)
+            return NOT_FOUND
+        spool = Spool(args.spool) if args.spool else None
+        try:
+            report = forget_namespace(
+                memory, args.namespace, spool=spool, verify=args.verify
+            )
+        finally:
+            if spool is not None:
+                spool.close()
     print(json.dumps({"removed": report.removed, "left": report.left}))
-    return 0 if report.clean else 3
+    return 0 if report.clean else NOT_FOUND
+
+
+def _confirmed(args: argparse.Namespace) -> bool:
+    """``--yes``, or "y" typed at a terminal; never a guess from a pipe."""
+    if args.yes:
+        return True
+    if not sys.stdin or not sys.stdin.isatty():
+        raise CommandError(
+            f"erasing {args.namespace!r} needs confirmation: pass --yes "
+            "(standard input is not a terminal)",
+            NOT_FOUND,
+        )
+    try:
+        answer = input(f"erase everything of {args.namespace!r}? [y/N] ")
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")

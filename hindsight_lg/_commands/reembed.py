@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hindsight_lg._commands import CommandError, check_uri, embedder_named
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the reembed command."""
@@ -16,7 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default="./hindsight.db",
         help="Milvus Lite file or http(s):// server (default ./hindsight.db)",
     )
-    p.add_argument("--prefix", default="hindsight", help="collection prefix")
+    p.add_argument(
+        "--prefix",
+        default="hindsight",
+        type=_prefix,
+        help="collection prefix: letters, digits, underscores (default hindsight)",
+    )
     p.add_argument(
         "--to",
         required=True,
@@ -26,14 +33,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_reembed)
 
 
+def _prefix(text: str) -> str:
+    if not text or not text.replace("_", "").isalnum() or not text.isascii():
+        raise argparse.ArgumentTypeError(
+            f"prefix {text!r} must be ASCII letters, digits and underscores"
+        )
+    return text
+
+
 def _embedder(name: str) -> object:
     from hindsight_lg.embeddings import embedder_from_name
-    from hindsight_lg.testing import HashingEmbedder
 
-    # hashing-128: the hashing embedder at another dimension (tests, demos).
-    if name.startswith("hashing-") and name.removeprefix("hashing-").isdigit():
-        return HashingEmbedder(int(name.removeprefix("hashing-")))
-    return embedder_from_name(name)
+    named = embedder_named(name)
+    return named if not isinstance(named, str) else embedder_from_name(named)
 
 
 def cmd_reembed(args: argparse.Namespace) -> int:
@@ -41,7 +53,8 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     from hindsight_lg.memory.transfer.reembed import reembed
 
     if args.uri == ":memory:":
-        raise SystemExit("error: reembed needs a Milvus store (a file or a server)")
+        raise CommandError("reembed needs a Milvus store (a file or a server)")
+    check_uri(args.uri, create=False)
     embedder = _embedder(args.to)
 
     def progress(done: int, total: int) -> None:

@@ -80,7 +80,7 @@ def run(
     replies = []
     for user, thread, text in SCRIPT:
         result = agent.invoke(
-            {"messages": [HumanMessage(text)]},
+            {"messages": [HumanMessage(text, name=user)]},  # who said it
             {"configurable": {"thread_id": thread}},
             context=Customer(user_id=user),
         )

@@ -50,7 +50,9 @@ def run(
     replies = []
     for user, thread, text in SCRIPT:
         config = {"configurable": {"thread_id": f"{user}-{thread}", "user_id": user}}
-        reply = app.invoke({"messages": [HumanMessage(text)]}, config)["messages"][-1]
+        # Named, so memories say who said it ("maya: ...", not "user: ...").
+        said = HumanMessage(text, name=user)
+        reply = app.invoke({"messages": [said]}, config)["messages"][-1]
         memory.flush()  # a demo shows the next turn what this one captured
         out(f"[{user}/{thread}] {text}\n  -> {reply.content}")
         replies.append(str(reply.content))

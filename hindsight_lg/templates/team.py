@@ -64,9 +64,9 @@ def run(
     for i, (app, name, text) in enumerate(steps):
         config = {"configurable": {"thread_id": f"{name}-{i}", "user_id": USER}}
         reply = str(
-            app.invoke({"messages": [HumanMessage(text)]}, config)["messages"][
-                -1
-            ].content
+            app.invoke({"messages": [HumanMessage(text, name=USER)]}, config)[
+                "messages"
+            ][-1].content
         )
         memory.flush()
         out(f"[{name}] {text}\n  -> {reply}")

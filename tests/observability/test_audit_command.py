@@ -110,6 +110,8 @@ def test_cli_unknown_id_exits_non_zero(
 ) -> None:
     """An unknown id is an error on stderr and exit code 1."""
     uri = str(tmp_path / "m.db")
+    with HindsightMemory.from_uri(uri, embedder="hashing") as memory:
+        memory.capture("I prefer green tea", namespace="u1")
     code = main(["audit", "nope", "-n", "u1", "--uri", uri, "--embedder", "hashing"])
     assert code == 1
     assert "no memory 'nope'" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import enum
+import functools
 import os
 import threading
 from collections import Counter
@@ -219,6 +220,38 @@ class HindsightMemory:
         memory._backend_key = key
         return memory
 
+    @classmethod
+    async def afrom_uri(
+        cls,
+        uri: str = "./hindsight.db",
+        *,
+        embedder: Embedder | str | None = None,
+        token: str = "",
+        prefix: str = "hindsight",
+        **kwargs: Any,
+    ) -> HindsightMemory:
+        """Async twin of :meth:`from_uri`: opens memory off the event loop.
+
+        Loading the embedding model, connecting to Milvus (or starting Milvus
+        Lite) and loading collections take seconds; here they run in a worker
+        thread, so other coroutines keep running meanwhile.
+
+        Example:
+            >>> async def main() -> None:
+            ...     async with await HindsightMemory.afrom_uri(":memory:") as memory:
+            ...         await memory.asubmit("I prefer green tea", namespace="u42")
+        """
+        return await asyncio.to_thread(
+            functools.partial(
+                cls.from_uri,
+                uri,
+                embedder=embedder,
+                token=token,
+                prefix=prefix,
+                **kwargs,
+            )
+        )
+
     def setup(self) -> None:
         """Create collections and check the embedding model; idempotent."""
         self.backend.setup(dim=self.embedder.dim, model_id=self.embedder.model_id)
@@ -409,6 +442,25 @@ class HindsightMemory:
             self.worker.submit(item)
             return len(item["messages_or_text"])
         return len(self.worker.submit_new(item))
+
+    async def asubmit(
+        self,
+        messages_or_text: Any,
+        *,
+        namespace: str,
+        dedupe: bool = True,
+        **kwargs: Any,
+    ) -> int:
+        """Async twin of :meth:`submit` (a spool's fsync runs off the event loop)."""
+        return await asyncio.to_thread(
+            functools.partial(
+                self.submit,
+                messages_or_text,
+                namespace=namespace,
+                dedupe=dedupe,
+                **kwargs,
+            )
+        )
 
     # -- read --------------------------------------------------------------
 
@@ -898,3 +950,13 @@ class HindsightMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close` (drains captures off the event loop)."""
+        await asyncio.to_thread(self.close)
+
+    async def __aenter__(self) -> HindsightMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hindsight_lg import Edge, EdgeType, MemoryRecord
+from hindsight_lg import Edge, EdgeType, HindsightMemory, MemoryRecord
 from hindsight_lg._text import terms
 from hindsight_lg.backends.base import Hit, Where
 from hindsight_lg.backends.cached import CachedBackend, with_read_cache
@@ -264,4 +264,18 @@ def test_with_read_cache_takes_a_memory_bound(tmp_path: Path) -> None:
     assert with_read_cache(milvus, max_bytes=both - 1) is cache
     assert cache.max_bytes == both - 1
     assert 0 < cache.nbytes() < both  # the least recently used namespace went
+    milvus.close()
+
+
+def test_a_recall_on_a_lite_file_reaches_no_milvus_search(tmp_path: Path) -> None:
+    """The engine over a Lite file captures and recalls without one Milvus search."""
+    milvus = MilvusBackend(str(tmp_path / "m.db"))
+    counting = _Counting(milvus)
+    memory = HindsightMemory(counting, EMB)  # type: ignore[arg-type]
+    memory.capture("I prefer green tea over coffee", namespace="u")
+    memory.capture("My sister lives in Berlin", namespace="u")
+    found = memory.recall("what does the user drink?", namespace="u", timeout=None)
+    assert "I prefer green tea over coffee" in [r.content for r in found.records]
+    assert counting.searches == 0
+    memory.close()
     milvus.close()

@@ -5,6 +5,12 @@ through the full write path (split, classify, salience, embed, merge/supersede
 search, upsert, edges, audit, flush) into a fresh Milvus Lite file, one
 ``capture()`` call per turn ("per-turn") or one call per 50 turns ("batch").
 Figures are turns/s and events/s (memories written or merged per second).
+Per-turn capture is measured twice: with the capture spool and group commit
+(the default for a Lite file: acknowledged once fsync'd in the spool, the
+store written and flushed in batches) and without a spool (``spool=None``:
+every call flushes the store). "model" replays the exact embedding calls the
+group-commit run made, on the model alone: the speed the model allows, and
+the ratio capture/model says how close capture comes to it.
 
 Recall: N memories are bulk-loaded into one namespace (embedded in batches),
 then each query is recalled with ``timeout=None``; p50/p95 are reported with
@@ -81,6 +87,18 @@ class Precomputed:
         return np.stack([self.cache[t] for t in texts]).astype(np.float32)
 
 
+class Recording:
+    """Passes embedding calls through and records their texts."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.dim, self.model_id = inner, inner.dim, inner.model_id
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
 def open_memory(folder: Path, name: str, embedder: Embedder) -> HindsightMemory:
     tag = "".join(ch if ch.isalnum() else "-" for ch in embedder.model_id)
     backend = MilvusBackend(str(folder / f"{name}-{tag}.db"))
@@ -90,11 +108,29 @@ def open_memory(folder: Path, name: str, embedder: Embedder) -> HindsightMemory:
 
 
 def capture_rate(
-    folder: Path, embedder: Embedder, texts: list[str], batch: int
+    folder: Path,
+    embedder: Embedder,
+    texts: list[str],
+    batch: int,
+    spool: bool = False,
 ) -> tuple[float, float]:
-    """(turns/s, events/s) capturing ``texts`` ``batch`` turns per call."""
-    with open_memory(folder, f"capture-{batch}", embedder) as memory:
+    """(turns/s, events/s) capturing ``texts`` ``batch`` turns per call.
+
+    With ``spool``, the store is opened as ``from_uri`` opens a Lite file
+    (capture spool, group commit); the time includes the final flush.
+    """
+    tag = "".join(ch if ch.isalnum() else "-" for ch in embedder.model_id)
+    path = str(folder / f"capture-{batch}-{spool}-{tag}.db")
+    policy = Policy(consolidate_every=0)
+    if spool:
+        opened = HindsightMemory.from_uri(path, embedder=embedder, policy=policy)
+    else:
+        opened = open_memory(folder, f"capture-{batch}", embedder)
+    with opened as memory:
         memory.capture("warm-up turn about Berlin", namespace="warm")
+        memory.flush()
+        if isinstance(embedder, Recording):
+            embedder.calls.clear()  # only the timed turns' calls
         events, t0 = 0, time.perf_counter()
         for i in range(0, len(texts), batch):
             chunk = texts[i : i + batch]
@@ -104,8 +140,17 @@ def capture_rate(
                 else [{"role": "user", "content": t} for t in chunk]
             )
             events += len(memory.capture(payload, namespace="bench"))
+        memory.flush()
         seconds = time.perf_counter() - t0
     return len(texts) / seconds, events / seconds
+
+
+def model_rate(embedder: Embedder, calls: list[list[str]], turns: int) -> float:
+    """Turns/s the model alone allows: the recorded embedding calls, replayed."""
+    t0 = time.perf_counter()
+    for texts in calls:
+        embedder.embed(texts)
+    return turns / (time.perf_counter() - t0)
 
 
 def bulk_load(memory: HindsightMemory, n: int, embedder: Embedder) -> float:
@@ -185,14 +230,23 @@ def main() -> None:
         for i in range(args.queries)
     ]
     rows = []
+    groups: list[tuple[str, float, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for name in args.embedders.split(","):
             embedder = embedder_from_name(name)
             texts = turns(args.turns, seed=1)
             print(f"{name}: capturing {len(texts)} turns ...")
+            recording = Recording(embedder)
+            grouped = capture_rate(folder, recording, texts, batch=1, spool=True)  # type: ignore[arg-type]
+            model = model_rate(embedder, recording.calls, len(texts))
             per_turn = capture_rate(folder, embedder, texts, batch=1)
             batched = capture_rate(folder, embedder, texts, batch=50)
+            print(
+                f"  per-turn, group commit {grouped[0]:.1f} turns/s; model alone "
+                f"{model:.1f} turns/s; ratio {grouped[0] / model:.2f}"
+            )
+            groups.append((name, grouped[0], model))
             print(f"{name}: recall at {args.memories} memories ...")
             print(f"  per-turn {per_turn}, batch {batched} (turns/s, events/s)")
             lat = recall_latency(folder, embedder, args.memories, queries)
@@ -209,6 +263,12 @@ def main() -> None:
             f"{name:<9} {pt:>17.1f} {pe:>9.1f} {bt:>14.1f} {be:>9.1f} "
             f"{ex[0]:>22.1f} / {ex[1]:<7.1f} {inc[0]:>6.1f} / {inc[1]:.1f}"
         )
+    print(
+        f"\n{'embedder':<9} {'per-turn, group commit':>23} {'model alone':>12} "
+        f"{'ratio':>6}  (turns/s; per-turn above is without a spool)"
+    )
+    for name, grouped, model in groups:
+        print(f"{name:<9} {grouped:>23.1f} {model:>12.1f} {grouped / model:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from hindsight_lg._commands import add_store_args, open_memory
+from hindsight_lg._commands import add_store_args, namespace_arg, open_memory
 
 TOKEN_ENV = "HINDSIGHT_PANEL_TOKEN"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--namespace",
         "-n",
         default=None,
+        type=namespace_arg,
         help="show this namespace only (an end user's view), enforced by the server",
     )
     p.add_argument(

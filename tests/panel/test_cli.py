@@ -73,3 +73,17 @@ def test_panel_serves_the_demo_database(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_unknown_namespace_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An end-user view of a namespace that holds nothing names the known ones."""
+    from hindsight_lg import HindsightMemory
+
+    uri = str(tmp_path / "one.db")
+    with HindsightMemory.from_uri(uri, embedder="hashing") as memory:
+        memory.remember("Maya likes tea", namespace="maya")
+    code = main(["panel", "--uri", uri, "--embedder", "hashing", "-n", "mya"])
+    assert code == 1
+    assert "'maya'" in capsys.readouterr().err

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from hindsight_lg.bench.scale import ScaleConfig, ScaleRow, ScaleRun, run_scale
 from hindsight_lg.bench.scale_report import summary, targets, write_scale_report
 from hindsight_lg.bench.startup import Startup
+from hindsight_lg.testing import HashingEmbedder
 
 
 def test_scale_bench_reports_capture_recall_raw_search_and_targets(
@@ -61,3 +66,42 @@ def test_targets_rate_each_measure_against_its_bound() -> None:
     assert "| `stats` | 1.50 | 3.00 |" in summary(
         ScaleConfig(), ScaleRun(rows, startup)
     )
+
+
+def test_capture_with_a_model_is_reported_against_the_model_alone() -> None:
+    """With a real model, capture's ratio to the model's own speed has no pass mark."""
+    row = ScaleRow(1000, namespaces=100, capture_per_s=30.0, model_per_s=40.0)
+    (capture,) = [
+        t for t in targets(ScaleRun([row]), "minilm") if t.name.startswith("capture")
+    ]
+    assert (capture.ratio, capture.met) == (0.75, None)
+    assert "| 30 / 40 per s | 0.75 | - |" in summary(
+        ScaleConfig(embedder="minilm"), ScaleRun([row])
+    )
+
+
+def test_the_model_loads_before_capture_is_timed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A lazily loaded model's load time is not counted as capture time."""
+    from hindsight_lg.bench import scale
+
+    calls: list[str] = []
+    real_rate = scale._model_rate
+
+    def model_rate(memory: object, n: int, rng: object) -> float:
+        calls.append("model")
+        return real_rate(memory, n, rng)  # type: ignore[arg-type]
+
+    def capture(*args: object) -> None:
+        calls.append("capture")
+
+    cfg = ScaleConfig(captures=6, cli=False, single=0)
+    row = ScaleRow(6, namespaces=2)
+    memory = SimpleNamespace(embedder=HashingEmbedder())
+    monkeypatch.setattr(scale, "_model_rate", model_rate)
+    monkeypatch.setattr(scale, "_capture", capture)
+    monkeypatch.setattr(scale, "_batched", lambda *a: None)
+    monkeypatch.setattr(scale, "_submit", lambda *a: None)
+    scale._captures(memory, cfg, row, random.Random(1))
+    assert calls == ["model", "capture"]

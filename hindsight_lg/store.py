@@ -33,11 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -55,6 +51,16 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
+from hindsight_lg._items import (
+    META,
+    WriteSequence,
+    item_id,
+    item_meta,
+    matches,
+    value_of,
+    when,
+    write_order,
+)
 from hindsight_lg.backends.base import Where
 from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.memory.lifecycle.strength import PINNED_KEY
@@ -64,91 +70,8 @@ from hindsight_lg.tenancy import DEFAULT_TENANTS, TenantMap, labels_of, tenant_o
 __all__ = ["HindsightStore", "labels_of", "matches", "tenant_of"]
 
 _TEXT_KEYS = ("content", "text", "memory", "data")
-_META = "store"
 _ALL = 10**7
 _ACTIVE = Where(statuses=(Status.ACTIVE.value,))
-
-
-def item_id(tenant: str, key: str) -> str:
-    """The stable memory id of a store item."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"hindsight-store\0{tenant}\0{key}").hex
-
-
-def _apply(value: Any, op: str, expected: Any) -> bool:
-    try:
-        return bool(
-            {
-                "$eq": lambda: value == expected,
-                "$ne": lambda: value != expected,
-                "$gt": lambda: value > expected,
-                "$gte": lambda: value >= expected,
-                "$lt": lambda: value < expected,
-                "$lte": lambda: value <= expected,
-            }[op]()
-        )
-    except TypeError:
-        return False
-    except KeyError:
-        raise ValueError(f"unsupported filter operator {op!r}") from None
-
-
-def matches(value: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
-    """LangGraph filter semantics: equality, nested dicts, ``$eq``/``$ne``/``$gt``..."""
-    for key, expected in (where or {}).items():
-        actual = value.get(key)
-        if isinstance(expected, Mapping) and any(k.startswith("$") for k in expected):
-            if not all(_apply(actual, op, v) for op, v in expected.items()):
-                return False
-        elif isinstance(expected, Mapping):
-            if not isinstance(actual, Mapping) or not matches(actual, expected):
-                return False
-        elif actual != expected:
-            return False
-    return True
-
-
-def _stored(record: MemoryRecord) -> dict[str, Any] | None:
-    stored = record.meta.get(_META)
-    return stored if isinstance(stored, dict) else None
-
-
-def _value_of(record: MemoryRecord) -> dict[str, Any]:
-    stored = _stored(record)
-    if stored is not None:
-        return dict(stored["value"])
-    return {
-        "content": record.content,
-        "kind": record.kind.value,
-        "importance": record.importance,
-        "confidence": record.confidence,
-        "agent_id": record.agent_id,
-        "thread_id": record.thread_id,
-        "status": record.status.value,
-    }
-
-
-def _order(record: MemoryRecord) -> tuple[int, int]:
-    """(namespace order, key order): when each was first written."""
-    stored = _stored(record) or {}
-    own = int(stored.get("seq", record.created_at * 1e9))
-    return int(stored.get("ns_seq", own)), own
-
-
-def _when(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, UTC)
-
-
-class _Sequence:
-    """Increasing write numbers (nanosecond clock, never repeating)."""
-
-    def __init__(self) -> None:
-        self._last = 0
-        self._lock = threading.Lock()
-
-    def next(self) -> int:
-        with self._lock:
-            self._last = max(self._last + 1, time.time_ns())
-            return self._last
 
 
 class HindsightStore(BaseStore):
@@ -191,7 +114,7 @@ class HindsightStore(BaseStore):
         fields = (index or {}).get("fields")
         self.fields: list[str] | None = list(fields) if fields else None
         self.ttl_config = ttl
-        self._seq = _Sequence()
+        self._seq = WriteSequence()
         self._namespace_seq: dict[tuple[str, ...], int] = {}
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -225,24 +148,24 @@ class HindsightStore(BaseStore):
     def _visible(self, record: MemoryRecord, now: float) -> bool:
         if record.status is not Status.ACTIVE:
             return False
-        expires = (_stored(record) or {}).get("expires_at")
+        expires = (item_meta(record) or {}).get("expires_at")
         return expires is None or float(expires) > now
 
     def _labels(self, record: MemoryRecord) -> tuple[str, ...] | None:
-        stored = _stored(record)
+        stored = item_meta(record)
         if stored is not None:
             return tuple(stored["namespace"])
         return self.tenants.labels(record.namespace)
 
     def _item(self, record: MemoryRecord, score: float | None = None) -> SearchItem:
-        stored = _stored(record) or {}
+        stored = item_meta(record) or {}
         updated = max(record.created_at, float(record.meta.get("store_updated", 0.0)))
         return SearchItem(
             namespace=self._labels(record) or (record.namespace,),
             key=str(stored.get("key", record.id)),
-            value=_value_of(record),
-            created_at=_when(record.created_at),
-            updated_at=_when(updated),
+            value=value_of(record),
+            created_at=when(record.created_at),
+            updated_at=when(updated),
             score=score,
         )
 
@@ -258,7 +181,7 @@ class HindsightStore(BaseStore):
             rows = backend.get(tenant, [wanted], vectors=vectors)
             live = [r for r in rows if self._visible(r, now)]
             if live and self._labels(live[0]) == namespace:
-                if wanted == key and _stored(live[0]) is not None:
+                if wanted == key and item_meta(live[0]) is not None:
                     continue  # a store item is addressed by its key, not its id
                 return live[0]
         return None
@@ -292,12 +215,12 @@ class HindsightStore(BaseStore):
         records = [
             r
             for r in self._records(op.namespace_prefix, vectors=bool(op.query))
-            if matches(_value_of(r), op.filter)
+            if matches(value_of(r), op.filter)
         ]
         if op.query:
             found = self._ranked(op, records)
         else:
-            records.sort(key=_order)
+            records.sort(key=write_order)
             found = [(r, None) for r in records[op.offset : op.offset + op.limit]]
         if op.refresh_ttl:
             self._refresh([r for r, _ in found])
@@ -307,9 +230,9 @@ class HindsightStore(BaseStore):
         self, op: SearchOp, records: list[MemoryRecord]
     ) -> list[tuple[MemoryRecord, float | None]]:
         """Indexed items by cosine similarity, then unindexed ones without a score."""
-        indexed = [r for r in records if (_stored(r) or {}).get("index", True)]
+        indexed = [r for r in records if (item_meta(r) or {}).get("index", True)]
         ids = {r.id for r in indexed}
-        scoreless = sorted((r for r in records if r.id not in ids), key=_order)
+        scoreless = sorted((r for r in records if r.id not in ids), key=write_order)
         scored: list[tuple[MemoryRecord, float | None]] = []
         if indexed:
             query = np.asarray(self.memory.embedder.embed([op.query or ""])[0])
@@ -317,7 +240,7 @@ class HindsightStore(BaseStore):
             norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
             sims = matrix @ query / np.where(norms == 0, 1.0, norms)
             order = sorted(
-                range(len(indexed)), key=lambda i: (-sims[i], _order(indexed[i]))
+                range(len(indexed)), key=lambda i: (-sims[i], write_order(indexed[i]))
             )
             scored = [(indexed[i], float(sims[i])) for i in order]
         kept = scored[op.offset : op.offset + op.limit]
@@ -372,14 +295,14 @@ class HindsightStore(BaseStore):
         self, namespace: tuple[str, ...], old: MemoryRecord | None
     ) -> dict[str, int]:
         if old is not None:
-            return dict(zip(("ns_seq", "seq"), _order(old), strict=True))
+            return dict(zip(("ns_seq", "seq"), write_order(old), strict=True))
         seq = self._seq.next()
         ns_seq = self._namespace_seq.get(namespace)
         if ns_seq is None:
             siblings = self.memory.backend.query(
                 self.tenants.tenant(namespace), _ACTIVE, limit=1
             )
-            ns_seq = _order(siblings[0])[0] if siblings else seq
+            ns_seq = write_order(siblings[0])[0] if siblings else seq
             self._namespace_seq[namespace] = ns_seq
         return {"ns_seq": ns_seq, "seq": seq}
 
@@ -416,7 +339,7 @@ class HindsightStore(BaseStore):
             half_life_days=self.memory.policy.half_life(kind),
             source_kind=SourceKind.THIRD_PARTY,
             version=old.version + 1 if old else 1,
-            meta={_META: stored, "store_updated": now, PINNED_KEY: True},
+            meta={META: stored, "store_updated": now, PINNED_KEY: True},
         )
         self.memory.put_record(record, op="store_put", detail={"key": op.key})
 
@@ -424,14 +347,14 @@ class HindsightStore(BaseStore):
         """Push back the expiry of items that have a TTL."""
         now = self.memory.clock()
         for record in records:
-            stored = _stored(record)
+            stored = item_meta(record)
             if stored is None or stored.get("ttl") is None:
                 continue
             if not record.dense:
                 record = self.memory.backend.get(
                     record.namespace, [record.id], vectors=True
                 )[0]
-                stored = _stored(record) or stored
+                stored = item_meta(record) or stored
             stored.update(self._expiry(stored["ttl"], now))
             record.version += 1
             self.memory.put_record(record, op="store_refresh_ttl")
@@ -445,8 +368,8 @@ class HindsightStore(BaseStore):
                 for r in self.memory.backend.query(
                     tenant, Where(statuses=()), limit=_ALL
                 )
-                if (_stored(r) or {}).get("expires_at") is not None
-                and float((_stored(r) or {})["expires_at"]) <= now
+                if (item_meta(r) or {}).get("expires_at") is not None
+                and float((item_meta(r) or {})["expires_at"]) <= now
             ]
             if expired:
                 deleted += self.memory.forget(tenant, expired)

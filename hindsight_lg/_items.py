@@ -1,0 +1,106 @@
+"""Store items as memory records: ids, stored values, order, LangGraph's filters.
+
+What :class:`~hindsight_lg.store.HindsightStore` keeps in ``record.meta["store"]``
+(the namespace tuple, key, value, whether it is indexed, its write order and its
+expiry), read back here; and LangGraph's filter semantics (equality, nested
+dicts, ``$eq``/``$ne``/``$gt``/``$gte``/``$lt``/``$lte``), which the memory
+tools share.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from hindsight_lg.model import MemoryRecord
+
+META = "store"
+
+
+def item_id(tenant: str, key: str) -> str:
+    """The stable memory id of a store item."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"hindsight-store\0{tenant}\0{key}").hex
+
+
+def _apply(value: Any, op: str, expected: Any) -> bool:
+    try:
+        return bool(
+            {
+                "$eq": lambda: value == expected,
+                "$ne": lambda: value != expected,
+                "$gt": lambda: value > expected,
+                "$gte": lambda: value >= expected,
+                "$lt": lambda: value < expected,
+                "$lte": lambda: value <= expected,
+            }[op]()
+        )
+    except TypeError:
+        return False
+    except KeyError:
+        raise ValueError(f"unsupported filter operator {op!r}") from None
+
+
+def matches(value: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
+    """LangGraph filter semantics: equality, nested dicts, ``$eq``/``$ne``/``$gt``..."""
+    for key, expected in (where or {}).items():
+        actual = value.get(key)
+        if isinstance(expected, Mapping) and any(k.startswith("$") for k in expected):
+            if not all(_apply(actual, op, v) for op, v in expected.items()):
+                return False
+        elif isinstance(expected, Mapping):
+            if not isinstance(actual, Mapping) or not matches(actual, expected):
+                return False
+        elif actual != expected:
+            return False
+    return True
+
+
+def item_meta(record: MemoryRecord) -> dict[str, Any] | None:
+    """What the store kept about an item, ``None`` for a captured memory."""
+    kept = record.meta.get(META)
+    return kept if isinstance(kept, dict) else None
+
+
+def value_of(record: MemoryRecord) -> dict[str, Any]:
+    """The item's value: as put, or a captured memory's main fields."""
+    stored = item_meta(record)
+    if stored is not None:
+        return dict(stored["value"])
+    return {
+        "content": record.content,
+        "kind": record.kind.value,
+        "importance": record.importance,
+        "confidence": record.confidence,
+        "agent_id": record.agent_id,
+        "thread_id": record.thread_id,
+        "status": record.status.value,
+    }
+
+
+def write_order(record: MemoryRecord) -> tuple[int, int]:
+    """(namespace order, key order): when each was first written."""
+    kept = item_meta(record) or {}
+    own = int(kept.get("seq", record.created_at * 1e9))
+    return int(kept.get("ns_seq", own)), own
+
+
+def when(ts: float) -> datetime:
+    """POSIX seconds as an aware UTC datetime (what LangGraph items carry)."""
+    return datetime.fromtimestamp(ts, UTC)
+
+
+class WriteSequence:
+    """Increasing write numbers (nanosecond clock, never repeating)."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def next(self) -> int:
+        with self._lock:
+            self._last = max(self._last + 1, time.time_ns())
+            return self._last

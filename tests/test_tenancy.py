@@ -125,3 +125,41 @@ def test_the_user_prefix_is_configurable() -> None:
     assert tenants.tenant(("users", "u1")) == "u1"
     assert tenants.labels("u1") == ("users", "u1")
     assert tenants.tenant(("memories", "u1")) == "%/memories/u1"
+
+
+def test_hostile_tuples_round_trip_on_milvus_lite(milvus_pool: object) -> None:
+    """Quotes, backslashes, markers and look-alikes survive Milvus Lite filters."""
+    from langgraph.store.base import GetOp
+
+    embedder = HashingEmbedder()
+    backend = milvus_pool.get(  # type: ignore[attr-defined]
+        "tenancy", dim=embedder.dim, model_id=embedder.model_id
+    )
+    spaces = [
+        ("memories", 'o"brien'),
+        ("memories", "back\\slash"),
+        ("a/b", "%2F"),
+        ("a", "b"),
+        ("%/a",),
+        ("memories", "\u0430lice"),
+        ("memories", "alice"),
+        ("",),
+    ]
+    with HindsightMemory(backend, embedder) as engine:
+        store = HindsightStore(engine)
+        for n, space in enumerate(spaces):
+            store.batch([_put(space, f"k{n}")])
+        for n, space in enumerate(spaces):
+            [item] = store.batch([GetOp(space, f"k{n}")])
+            assert item is not None and (item.namespace, item.key) == (space, f"k{n}")
+        assert {(i.namespace, i.key) for i in _search(store, ("a",))} == {
+            (("a", "b"), "k3")
+        }
+        assert {i.key for i in _search(store, ("memories",))} == {
+            "k0",
+            "k1",
+            "k5",
+            "k6",
+        }
+        for tenant in engine.namespaces():
+            engine.forget(tenant)

@@ -82,7 +82,8 @@ def stream_priors(turns: Sequence[DialogueTurn]) -> np.ndarray:
     hours = np.array([(last - t.event_time) / 3600.0 for t in turns])
     recency = STREAM_DECAY**hours
     importance = np.array([turn_salience(t.text) for t in turns])
-    return min_max(recency) + min_max(importance)
+    priors: np.ndarray = min_max(recency) + min_max(importance)
+    return priors
 
 
 def turn_salience(text: str) -> float:

@@ -103,6 +103,9 @@ class Policy:
     # share of the best hit.
     feedback_min_share: float = 0.5
     full_text_share: float = 0.2
+    # The best this many turns are shown whole (the other events recall found
+    # of each follow it); past them, repeated turns come last.
+    whole_turns: int = 0
     # Recall stops where memories score below this share of the best one
     # ("clearly irrelevant"); until then the token budget decides how many.
     stop_below: float = 0.1

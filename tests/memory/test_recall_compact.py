@@ -14,6 +14,7 @@ from hindsight_lg.memory.recall.result import (
     fuse_ranks,
     novel_first,
     render_line,
+    whole_turns_first,
 )
 from hindsight_lg.model import MemoryRecord
 
@@ -33,7 +34,7 @@ def test_compact_line_keeps_date_and_speaker_but_drops_ids() -> None:
     """A compact line shows the date and speaker, not the id or source annotation."""
     record = _record("I adopted a puppy", "D1:1")
     line = render_line(record, full=False, compact=True)
-    assert line == "- [2023-11-14] Ann: I adopted a puppy"
+    assert line == "- [14 November 2023] Ann: I adopted a puppy"
     assert record.id[:8] in render_line(record, full=True)
 
 
@@ -50,6 +51,34 @@ def test_events_of_an_already_covered_turn_come_last() -> None:
     a1, a2, b = (_record("a1", "D1:1"), _record("a2", "D1:1"), _record("b", "D2:1"))
     order = novel_first([Candidate(a1), Candidate(a2), Candidate(b)])
     assert [a1.id, b.id, a2.id] == [c.record.id for c in order]
+
+
+def test_the_best_turns_can_be_shown_whole() -> None:
+    """With whole_turns, the best turn's other events follow it before other turns."""
+    a1, b, a2, c = (
+        _record("a1", "D1:1"),
+        _record("b", "D2:1"),
+        _record("a2", "D1:1"),
+        _record("c", "D3:1"),
+    )
+    ranked = [Candidate(r) for r in (a1, b, a2, c)]
+    order = whole_turns_first(ranked, 1)
+    assert [a1.id, a2.id, b.id, c.id] == [x.record.id for x in order]
+    assert [a1.id, b.id, c.id, a2.id] == [
+        x.record.id for x in whole_turns_first(ranked, 0)
+    ]
+
+
+def test_the_budget_decides_how_many_unless_the_rest_is_irrelevant() -> None:
+    """k=None fills the budget; memories far below the best score are cut."""
+    ranked = [Candidate(_record(f"fact {i}", f"D1:{i}")) for i in range(30)]
+    for i, c in enumerate(ranked):
+        c.score = 1.0 if i < 25 else 0.05
+    chosen, _, cut = assemble(ranked, 2000, None, Policy())
+    assert 25 == len(chosen)
+    assert {"irrelevant"} == {cut[c.record.id] for c in ranked[25:]}
+    few, _, _ = assemble(ranked, 2000, 8, Policy())
+    assert 8 == len(few)
 
 
 def test_rank_fusion_favours_agreement_between_paths() -> None:

@@ -317,6 +317,17 @@ def _neutralise(line: str) -> str:
     return _visible(line).replace("<", "&lt;").replace(">", "&gt;")
 
 
+def spoken_date(when: float) -> str:
+    """A date as people write it, ``8 May 2023``: questions and answers use these words.
+
+    Example:
+        >>> spoken_date(1683504000.0)
+        '8 May 2023'
+    """
+    day = to_datetime(when)
+    return f"{day.day} {day.strftime('%B')} {day.year}"
+
+
 def render_line(
     record: MemoryRecord,
     *,
@@ -340,7 +351,7 @@ def render_line(
         # the first sentence of a long or consolidated memory.
         size = len(record.summary)
         text = focused_summary(record.content, focus, size) or record.summary
-    when = to_datetime(record.event_time).strftime("%Y-%m-%d")
+    when = spoken_date(record.event_time)
     names = [inert(p) for p in record.participants]
     who = f" {','.join(n for n in names if n)}:" if any(names) else ""
     status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
@@ -380,7 +391,7 @@ def assemble(
     chosen: list[RecalledMemory] = []
     cut: dict[str, str] = {}
     used_full = 0
-    for c in novel_first(ranked):
+    for c in whole_turns_first(ranked, policy.whole_turns):
         if k is not None and len(chosen) >= k:
             cut[c.record.id] = "beyond k"
             continue
@@ -404,6 +415,27 @@ def assemble(
         )
     used = budget_tokens - left if chosen else 0
     return chosen, used, cut
+
+
+def whole_turns_first(ranked: Sequence[Candidate], turns: int) -> list[Candidate]:
+    """The best ``turns`` turns whole, then the rest with repeated sources last.
+
+    Events split from one message share its source ids. The first few
+    hits are the likeliest to hold the answer, and its words are often in
+    the sentence beside the one that matched ("I went to a pottery class.
+    We made bowls."): each of the best ``turns`` memories is followed by
+    the other events of its turn that recall found. Past them, a second
+    event of a turn already shown adds less than a memory of another turn,
+    so it only gets the budget that is left (:func:`novel_first`).
+    """
+    groups: dict[tuple[str, ...], list[Candidate]] = {}
+    for c in ranked:
+        key = tuple(sorted(c.record.source_ids)) or (c.record.id,)
+        groups.setdefault(key, []).append(c)
+    head_keys = list(groups)[:turns]
+    head = [c for key in head_keys for c in groups[key]]
+    taken = {id(c) for c in head}
+    return head + novel_first([c for c in ranked if id(c) not in taken])
 
 
 def novel_first(ranked: Sequence[Candidate]) -> list[Candidate]:

@@ -12,7 +12,7 @@ the memory engine keeps one flat string per tenant (``"u42"``). The mapping:
   become ``%XX`` UTF-8 escapes) and joined with ``/``.
 
 A user id is *plain* when it is a valid memory namespace (non-blank, at most
-256 characters, no control / format / surrogate characters) and does not
+512 bytes of UTF-8, no control / format / surrogate characters) and does not
 start with one of the two markers. So ``"alice"``, ``"bob.smith"``,
 ``"%61lice"`` and ``"maya@x.com"`` are their own tenants, and tenants starting
 with ``%/`` or ``%@`` are reserved for the encoding.
@@ -22,7 +22,7 @@ collide: plain ids never start with a marker, and a label's ``/`` is always
 escaped); ``labels(tenant(ns)) == ns``; a tenant that is not the canonical
 encoding of some tuple decodes to ``None``, so a prefix search matching
 decoded tuples label by label can never reach another tenant's items. Limits:
-the encoded tenant must fit the 256 characters a memory namespace allows;
+the encoded tenant must fit the 512 bytes of UTF-8 a memory namespace allows;
 longer tuples raise ``ValueError``. Cost: linear in the tuple's length.
 
 Example:
@@ -40,6 +40,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hindsight_lg.backends.base import MAX_NAMESPACE_BYTES
+
 __all__ = [
     "DEFAULT_TENANTS",
     "TenantMap",
@@ -51,7 +53,6 @@ __all__ = [
 _PATH = "%/"
 _USER = "%@"
 _SEP = "/"
-_MAX = 256
 _HIDDEN = frozenset({"Cc", "Cf", "Cs"})
 _ESCAPE = re.compile(r"%([0-9A-F]{2})")
 
@@ -83,20 +84,25 @@ def _unescape(part: str) -> str | None:
     return label if _escape(label) == part else None
 
 
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def _is_plain(user_id: str) -> bool:
     return (
         bool(user_id.strip())
-        and len(user_id) <= _MAX
+        and _size(user_id) <= MAX_NAMESPACE_BYTES
         and not user_id.startswith((_PATH, _USER))
         and not any(unicodedata.category(ch) in _HIDDEN for ch in user_id)
     )
 
 
 def _fits(tenant: str, what: object) -> str:
-    if len(tenant) > _MAX:
+    if _size(tenant) > MAX_NAMESPACE_BYTES:
         raise ValueError(
-            f"{what!r} encodes to a tenant of {len(tenant)} characters; memory "
-            f"namespaces hold at most {_MAX}: use shorter labels or ids"
+            f"{what!r} encodes to a tenant of {_size(tenant)} bytes of UTF-8; "
+            f"memory namespaces hold at most {MAX_NAMESPACE_BYTES}: use shorter "
+            "labels or ids"
         )
     return tenant
 

@@ -163,3 +163,14 @@ def test_hostile_tuples_round_trip_on_milvus_lite(milvus_pool: object) -> None:
         }
         for tenant in engine.namespaces():
             engine.forget(tenant)
+
+
+def test_too_long_to_encode_is_a_clear_error() -> None:
+    """A tuple or id past a namespace's 512 bytes raises ValueError saying so."""
+    import pytest
+
+    assert user_tenant("é" * 256) == "é" * 256  # 512 bytes: still plain
+    with pytest.raises(ValueError, match="512"):
+        user_tenant("é" * 257)
+    with pytest.raises(ValueError, match="512"):
+        tenant_of(("docs", "x" * 600))

@@ -30,6 +30,7 @@ from hindsight_lg.backends import (
     with_read_cache,
 )
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
+from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.memory._shared import acquire, file_key, release, write_locks
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory.capture import (
@@ -65,6 +66,8 @@ from hindsight_lg.model import (
 )
 
 _ALL_STATUSES = ("active", "cold", "superseded", "archived")
+_RECALL_THREADS = 32  # concurrent recalls before one waits for a thread
+_WARM_UP_NAMESPACE = "hindsight-warm-up"  # searched once at open; holds nothing
 
 
 class DefaultTimeout(enum.Enum):
@@ -140,8 +143,12 @@ class HindsightMemory:
         self._writer = Writer(
             traced(self.backend), self.embedder, self.policy, self._extractor()
         )
+        # Concurrent recalls embed their queries in one batch (see _coalesce).
         self._searcher = Searcher(
-            traced(self.backend), self.embedder, self.policy, reranker
+            traced(self.backend),
+            CoalescingEmbedder(self.embedder),
+            self.policy,
+            reranker,
         )
         self._writer.sink = self._group
         # Captures lock their namespace; lifecycle operations the whole engine.
@@ -157,6 +164,17 @@ class HindsightMemory:
             writer=self._writer,
         )
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
+        # Recalls get threads of their own, enough for the concurrent turns of
+        # one process: time spent queued behind other turns (or behind a
+        # background consolidation) would count against each deadline. Threads
+        # start only when needed. arecall's calls run on a second pool, so a
+        # waiting caller never holds the thread its search needs.
+        self._recall_pool = ThreadPoolExecutor(
+            max_workers=_RECALL_THREADS, thread_name_prefix="hindsight-recall"
+        )
+        self._caller_pool = ThreadPoolExecutor(
+            max_workers=_RECALL_THREADS, thread_name_prefix="hindsight-arecall"
+        )
         self.worker = CaptureWorker(self.capture)
         self._new_episodes: Counter[str] = Counter()
         try:
@@ -206,7 +224,9 @@ class HindsightMemory:
         chosen = default_embedder(embedder)
         if uri == ":memory:" or "://" in uri:
             backend = open_backend(uri, token=token, prefix=prefix)
-            return cls(backend, chosen, owns_backend=True, **kwargs)
+            opened = cls(backend, chosen, owns_backend=True, **kwargs)
+            opened.warm_up()
+            return opened
         # A Lite file: one backend (and read cache) per file in this process.
         key = file_key("lite", uri, prefix)
         backend, _ = acquire(key, lambda: open_backend(uri, prefix=prefix))
@@ -218,6 +238,7 @@ class HindsightMemory:
                 backend.close()
             raise
         memory._backend_key = key
+        memory.warm_up()
         return memory
 
     @classmethod
@@ -255,6 +276,17 @@ class HindsightMemory:
     def setup(self) -> None:
         """Create collections and check the embedding model; idempotent."""
         self.backend.setup(dim=self.embedder.dim, model_id=self.embedder.model_id)
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the store's search path now, not at a recall.
+
+        A model's first call loads its weights and a store's first search
+        loads its index: seconds that a recall's deadline would count, so the
+        first turns of an app would answer without memory. :meth:`from_uri`
+        calls this; call it yourself after building memory by hand.
+        """
+        vector = self.embedder.embed(["warm up"])[0]
+        self.backend.search_dense(_WARM_UP_NAMESPACE, vector, Where(), limit=1)
 
     def _extractor(self) -> Extractor | None:
         if self.llm is None:
@@ -541,7 +573,7 @@ class HindsightMemory:
         # The worker thread must see the recall span as its parent: copy the
         # caller's context (executors do not carry contextvars over).
         ctx = contextvars.copy_context()
-        future = self._pool.submit(ctx.run, self._searcher.recall, *call)
+        future = self._recall_pool.submit(ctx.run, self._searcher.recall, *call)
         try:
             return future.result(timeout=limit)
         except FutureTimeout:
@@ -570,7 +602,9 @@ class HindsightMemory:
         timeout: float | None | DefaultTimeout = DEFAULT_TIMEOUT,
     ) -> RecallResult:
         """Async twin of :meth:`recall`."""
-        return await asyncio.to_thread(
+        # Not asyncio.to_thread: the loop's default executor has cpu+4 threads,
+        # and turns queued there would spend their deadline waiting.
+        call = functools.partial(
             self.recall,
             query,
             namespace=namespace,
@@ -582,6 +616,9 @@ class HindsightMemory:
             include_experience=include_experience,
             timeout=timeout,
         )
+        ctx = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._caller_pool, ctx.run, call)
 
     def get(self, namespace: str, memory_id: str) -> MemoryRecord | None:
         """One memory by id (any status), or ``None``."""
@@ -927,6 +964,8 @@ class HindsightMemory:
         self._closed = True
         self.worker.close()
         self._pool.shutdown(wait=True)
+        self._caller_pool.shutdown(wait=True)
+        self._recall_pool.shutdown(wait=True)
         if self._group is not None:
             self._group.settle()
         self._release_shares()

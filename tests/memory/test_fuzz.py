@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg._messages import text_of
@@ -188,7 +188,7 @@ def as_message(kind: str, content: Any, calls: list[Any], name: Any) -> Any:
     """A message of ``kind`` with any content, LangChain's validation bypassed."""
     if kind == "dict":
         return {"role": name, "content": content}
-    cls = {"human": HumanMessage, "ai": AIMessage, "tool": ToolMessage}[kind]
+    cls: Any = {"human": HumanMessage, "ai": AIMessage, "tool": ToolMessage}[kind]
     extra: dict[str, Any] = {"tool_calls": calls} if kind == "ai" else {}
     if kind == "tool":
         extra["tool_call_id"] = "call-1"
@@ -233,7 +233,7 @@ def test_capture_and_recall_take_any_message_shape(thread: list[Any]) -> None:
 @given(threads)
 def test_the_nodes_take_any_message_shape(thread: list[Any]) -> None:
     """recall_node and capture_node run on any thread of messages without raising."""
-    config = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
+    config: RunnableConfig = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
     with HindsightMemory(
         InMemoryBackend(), HashingEmbedder(), clock=FrozenClock()
     ) as memory:

@@ -203,7 +203,7 @@ def test_server_auth_user_meets_store_items_under_its_identity(
     builder = StateGraph(MessagesState)
     builder.add_node("agent", agent)
     builder.add_edge(START, "agent")
-    add_hindsight(builder, memory=memory, reflect=False)
+    add_hindsight(builder, memory=memory, reflect=False, timeout=None)
     graph = builder.compile(checkpointer=InMemorySaver(), store=store)
     server = {
         "thread_id": "s1",

@@ -147,9 +147,16 @@ class _Tools:
     # -- search -------------------------------------------------------------
 
     def recall_args(self, who: Identity, args: SearchMemory) -> dict[str, Any]:
-        # Over-fetch when filtering: the filter runs on the recalled records.
+        # Over-fetch when filtering: the filter runs on the recalled records. No
+        # deadline: the model asked on purpose, and an empty answer would tell it
+        # nothing is remembered.
         k = args.limit * (4 if args.filter else 1)
-        return {"namespace": who.namespace, "agent_id": who.agent_id, "k": k}
+        return {
+            "namespace": who.namespace,
+            "agent_id": who.agent_id,
+            "k": k,
+            "timeout": None,
+        }
 
     def found(self, args: SearchMemory, result: RecallResult) -> str:
         rows = [

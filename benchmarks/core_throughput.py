@@ -108,29 +108,11 @@ def open_memory(folder: Path, name: str, embedder: Embedder) -> HindsightMemory:
 
 
 def capture_rate(
-    folder: Path,
-    embedder: Embedder,
-    texts: list[str],
-    batch: int,
-    spool: bool = False,
+    folder: Path, embedder: Embedder, texts: list[str], batch: int
 ) -> tuple[float, float]:
-    """(turns/s, events/s) capturing ``texts`` ``batch`` turns per call.
-
-    With ``spool``, the store is opened as ``from_uri`` opens a Lite file
-    (capture spool, group commit); the time includes the final flush.
-    """
-    tag = "".join(ch if ch.isalnum() else "-" for ch in embedder.model_id)
-    path = str(folder / f"capture-{batch}-{spool}-{tag}.db")
-    policy = Policy(consolidate_every=0)
-    if spool:
-        opened = HindsightMemory.from_uri(path, embedder=embedder, policy=policy)
-    else:
-        opened = open_memory(folder, f"capture-{batch}", embedder)
-    with opened as memory:
+    """(turns/s, events/s) capturing ``texts`` ``batch`` turns per call, no spool."""
+    with open_memory(folder, f"capture-{batch}", embedder) as memory:
         memory.capture("warm-up turn about Berlin", namespace="warm")
-        memory.flush()
-        if isinstance(embedder, Recording):
-            embedder.calls.clear()  # only the timed turns' calls
         events, t0 = 0, time.perf_counter()
         for i in range(0, len(texts), batch):
             chunk = texts[i : i + batch]
@@ -140,17 +122,43 @@ def capture_rate(
                 else [{"role": "user", "content": t} for t in chunk]
             )
             events += len(memory.capture(payload, namespace="bench"))
-        memory.flush()
         seconds = time.perf_counter() - t0
     return len(texts) / seconds, events / seconds
 
 
-def model_rate(embedder: Embedder, calls: list[list[str]], turns: int) -> float:
-    """Turns/s the model alone allows: the recorded embedding calls, replayed."""
-    t0 = time.perf_counter()
-    for texts in calls:
-        embedder.embed(texts)
-    return turns / (time.perf_counter() - t0)
+def group_commit_rate(
+    folder: Path, embedder: Embedder, texts: list[str]
+) -> tuple[float, float]:
+    """(capture turns/s, model-alone turns/s), one turn per call, interleaved.
+
+    The store is opened as ``from_uri`` opens a Lite file (capture spool,
+    group commit); capture time includes the final flush. After each capture,
+    the embedding calls it made are replayed on the model alone and timed
+    apart, so both figures see the same load on a shared machine.
+    """
+    tag = "".join(ch if ch.isalnum() else "-" for ch in embedder.model_id)
+    recording = Recording(embedder)
+    policy = Policy(consolidate_every=0)
+    memory = HindsightMemory.from_uri(
+        str(folder / f"group-{tag}.db"), embedder=recording, policy=policy
+    )
+    with memory:
+        memory.capture("warm-up turn about Berlin", namespace="warm")
+        memory.flush()
+        captured = modelled = 0.0
+        for text in texts:
+            made = len(recording.calls)
+            t0 = time.perf_counter()
+            memory.capture(text, namespace="bench")
+            t1 = time.perf_counter()
+            for call in recording.calls[made:]:
+                embedder.embed(call)
+            captured += t1 - t0
+            modelled += time.perf_counter() - t1
+        t0 = time.perf_counter()
+        memory.flush()
+        captured += time.perf_counter() - t0
+    return len(texts) / captured, len(texts) / modelled
 
 
 def bulk_load(memory: HindsightMemory, n: int, embedder: Embedder) -> float:
@@ -237,16 +245,14 @@ def main() -> None:
             embedder = embedder_from_name(name)
             texts = turns(args.turns, seed=1)
             print(f"{name}: capturing {len(texts)} turns ...")
-            recording = Recording(embedder)
-            grouped = capture_rate(folder, recording, texts, batch=1, spool=True)  # type: ignore[arg-type]
-            model = model_rate(embedder, recording.calls, len(texts))
+            grouped, model = group_commit_rate(folder, embedder, texts)
             per_turn = capture_rate(folder, embedder, texts, batch=1)
             batched = capture_rate(folder, embedder, texts, batch=50)
             print(
-                f"  per-turn, group commit {grouped[0]:.1f} turns/s; model alone "
-                f"{model:.1f} turns/s; ratio {grouped[0] / model:.2f}"
+                f"  per-turn, group commit {grouped:.1f} turns/s; model alone "
+                f"{model:.1f} turns/s; ratio {grouped / model:.2f}"
             )
-            groups.append((name, grouped[0], model))
+            groups.append((name, grouped, model))
             print(f"{name}: recall at {args.memories} memories ...")
             print(f"  per-turn {per_turn}, batch {batched} (turns/s, events/s)")
             lat = recall_latency(folder, embedder, args.memories, queries)

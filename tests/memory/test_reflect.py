@@ -184,3 +184,17 @@ def test_a_repeated_question_is_not_a_missed_memory(memory: HindsightMemory) -> 
     run = [HumanMessage("What am I allergic to at dinner?"), AIMessage("No idea.")]
     result = reflect(memory, run, namespace="u1", recalled_ids=[])
     assert (result.missed, result.lesson) == ([], "")
+
+
+def test_a_memory_merged_with_this_runs_words_is_not_missed(
+    memory: HindsightMemory,
+) -> None:
+    """Restating a fact that capture merged into an old memory is no lesson."""
+    memory.remember(
+        "The user is allergic to peanuts and shellfish",
+        namespace="u1",
+        source_ids=["earlier", "h9"],
+    )
+    said = HumanMessage("I'm allergic to peanuts and shellfish.", id="h9")
+    result = reflect(memory, [said, AIMessage("Noted.")], namespace="u1")
+    assert (result.missed, result.lesson) == ([], "")

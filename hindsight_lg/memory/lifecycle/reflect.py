@@ -217,6 +217,9 @@ def _missed(
         # A repeated question or lesson is not a fact the user had to restate.
         and r.kind not in (Kind.EXPERIENCE, Kind.QUERY)
         and not _own(r, run_ids, before)
+        # Merged with this run's own words: recall holds such a memory back as
+        # "said in this turn", so its absence is no failure of memory.
+        and not set(r.source_ids) & run_ids
         and _restated(r, said)
     ][:3]
 

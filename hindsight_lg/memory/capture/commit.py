@@ -61,21 +61,25 @@ class SharedStage(StagedWrites):
         self.keep_recent = keep_recent
         self._recent: OrderedDict[tuple[str, str], MemoryRecord] = OrderedDict()
 
+    # Records go in and out as copies: a capture edits what it reads in
+    # place, and its caller owns the records it returned.
+
     def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
         with self.lock:
-            super().upsert(namespace, records)
+            super().upsert(namespace, [r.replace() for r in records])
 
     def get(
         self, namespace: str, ids: Sequence[str], *, vectors: bool = False
     ) -> list[MemoryRecord]:
         with self.lock:
-            known = {
-                i: r.replace()
-                for i in ids
-                if (r := self._recent.get((namespace, i))) is not None
-            }
+            staged = self._records.get(namespace, {})
+            known: dict[str, MemoryRecord] = {}
+            for i in ids:
+                record = staged.get(i) or self._recent.get((namespace, i))
+                if record is not None:
+                    known[i] = record.replace()
             rest = [i for i in ids if i not in known]
-            found = {r.id: r for r in super().get(namespace, rest, vectors=vectors)}
+            found = {r.id: r for r in self.inner.get(namespace, rest, vectors=vectors)}
         found.update(known)
         return [found[i] for i in dict.fromkeys(ids) if i in found]
 
@@ -92,7 +96,8 @@ class SharedStage(StagedWrites):
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
     ) -> list[Hit]:
         with self.lock:
-            return super().search_dense(namespace, vector, where, limit=limit)
+            hits = super().search_dense(namespace, vector, where, limit=limit)
+            return [Hit(h.record.replace(), h.score) for h in hits]
 
     # Per-capture stages search their inner backend through this name.
     search_dense_local = search_dense

@@ -251,7 +251,8 @@ class Writer:
 
     def forget_turns(self, namespace: str) -> None:
         """Drop the remembered last turns of ``namespace``'s threads."""
-        for key in [k for k in self._previous_turn if k[0] == namespace]:
+        # list() copies at once: captures of other namespaces insert meanwhile.
+        for key in [k for k in list(self._previous_turn) if k[0] == namespace]:
             del self._previous_turn[key]
 
     def _context_plan(

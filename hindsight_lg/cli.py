@@ -48,8 +48,11 @@ def _configure_logging(verbose: bool) -> None:
     )
     # pymilvus logs every failed call with its traceback, then raises; the
     # error line this command prints says it once (-v keeps pymilvus's).
-    if not verbose:
-        logging.getLogger("pymilvus.decorators").addFilter(_critical_only)
+    pymilvus_errors = logging.getLogger("pymilvus.decorators")
+    if verbose:
+        pymilvus_errors.removeFilter(_critical_only)
+    else:
+        pymilvus_errors.addFilter(_critical_only)
 
 
 def _critical_only(record: logging.LogRecord) -> bool:

@@ -434,3 +434,26 @@ def test_any_argv_exits_0_1_or_2_without_a_traceback(
     out, err = capfd.readouterr()
     assert code in (0, 1, 2), err
     assert not TRACEBACK.search(out + err), out + err
+
+
+def test_pymilvus_error_logs_stay_out_of_cli_output_unless_verbose(
+    demo_output: str, demo_db: str
+) -> None:
+    """pymilvus's own 'RPC error ... Traceback:' log is dropped; -v lets it through."""
+    import logging
+
+    noisy = logging.getLogger("pymilvus.decorators")
+    rpc_error = logging.LogRecord(
+        noisy.name,
+        logging.ERROR,
+        "decorators.py",
+        1,
+        "RPC error\nTraceback:",
+        None,
+        None,
+    )
+    assert 0 == main(["stats", "-n", "demo-user", *store(demo_db)])
+    quiet = bool(noisy.filter(rpc_error))
+    assert 0 == main(["-v", "stats", "-n", "demo-user", *store(demo_db)])
+    verbose = bool(noisy.filter(rpc_error))
+    assert (False, True) == (quiet, verbose)

@@ -7,7 +7,9 @@ with the store's own policy.
 
 Stop writers while it runs: captures written to the old collections after a
 namespace was copied are not in the new ones, and processes that already have
-the store open keep using the old collections until they reopen it.
+the store open keep using the old collections until they reopen it. A failed
+run drops its new collections; a killed one is resumed by the next run to the
+same model (see :mod:`hindsight_lg.backends.milvus.generations`).
 
 Example:
     >>> report = reembed("./hindsight.db", to=HashingEmbedder(128))  # doctest: +SKIP
@@ -46,7 +48,10 @@ def reembed(
         progress: called with (namespaces done, namespaces) after each one.
 
     Raises:
-        RuntimeError: a copied namespace's count differs (nothing switched).
+        ValueError: no store under ``prefix`` at ``uri``.
+        RuntimeError: a copied namespace's count differs (nothing switched,
+            the new collections dropped).
+        StoreError: the store failed (nothing switched, new collections dropped).
     """
     weight = (policy or Policy()).context_weight
 

@@ -47,6 +47,7 @@ from hindsight_lg.nodes._turns import (
     current_turn,
     is_ephemeral,
     latest_user_text,
+    reflection_turn,
 )
 
 Into = Literal["messages", "state"]
@@ -332,7 +333,7 @@ class _Reflect:
         self.last = result
 
     def _start(self, state: Any, who: Identity) -> tuple[list[Any], Any]:
-        turn = current_turn(_messages(state))
+        turn = reflection_turn(_messages(state))
         return turn, reflection_args(self.memory, who, self.llm)
 
     def sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:

@@ -37,6 +37,18 @@ def current_turn(messages: Sequence[Any]) -> list[Any]:
     return [m for m in messages[start:] if not is_ephemeral(m)]
 
 
+def reflection_turn(messages: Sequence[Any]) -> list[Any]:
+    """The current turn with the one before it: what reflection judges.
+
+    A user corrects an answer in the *next* turn ("that's wrong, ..."), so the
+    previous exchange must be in view for the correction to count as evidence.
+    """
+    kept = [m for m in messages if not is_ephemeral(m)]
+    current = current_turn(kept)
+    earlier = kept[: len(kept) - len(current)]  # ends with the previous answer
+    return [*current_turn(earlier), *current]
+
+
 def latest_user_text(messages: Sequence[Any]) -> str:
     """The text of the last human message ("" when there is none)."""
     for message in reversed(messages):
@@ -52,4 +64,5 @@ __all__ = [
     "is_ephemeral",
     "is_final_answer",
     "latest_user_text",
+    "reflection_turn",
 ]

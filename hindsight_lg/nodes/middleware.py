@@ -47,7 +47,12 @@ from hindsight_lg.nodes._run import (
     reflection_args,
     without_turn,
 )
-from hindsight_lg.nodes._turns import capturable, current_turn, latest_user_text
+from hindsight_lg.nodes._turns import (
+    capturable,
+    current_turn,
+    latest_user_text,
+    reflection_turn,
+)
 
 
 class HindsightAgentState(AgentState[Any]):
@@ -231,11 +236,12 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         who = self._who(runtime)
         if who is None:
             return None
-        turn = current_turn(list(state["messages"]))
-        self._capture(who, turn)
-        if self.reflect and not self._reflect_later(who, turn):
+        messages = list(state["messages"])
+        self._capture(who, current_turn(messages))
+        judged = reflection_turn(messages)
+        if self.reflect and not self._reflect_later(who, judged):
             args = reflection_args(self.memory, who, self.llm)
-            self._done(reflect(self.memory, turn, **args))
+            self._done(reflect(self.memory, judged, **args))
         return None
 
     async def aafter_agent(
@@ -244,10 +250,11 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         who = await self._awho(runtime)
         if who is None:
             return None
-        turn = current_turn(list(state["messages"]))
+        messages = list(state["messages"])
         # submit() fsyncs the capture spool: off the event loop.
-        await asyncio.to_thread(self._capture, who, turn)
-        if self.reflect and not self._reflect_later(who, turn):
+        await asyncio.to_thread(self._capture, who, current_turn(messages))
+        judged = reflection_turn(messages)
+        if self.reflect and not self._reflect_later(who, judged):
             args = reflection_args(self.memory, who, self.llm)
-            self._done(await areflect(self.memory, turn, **args))
+            self._done(await areflect(self.memory, judged, **args))
         return None

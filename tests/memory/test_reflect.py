@@ -198,3 +198,15 @@ def test_a_memory_merged_with_this_runs_words_is_not_missed(
     said = HumanMessage("I'm allergic to peanuts and shellfish.", id="h9")
     result = reflect(memory, [said, AIMessage("Noted.")], namespace="u1")
     assert (result.missed, result.lesson) == ([], "")
+
+
+def test_a_correction_counts_only_after_an_answer(memory: HindsightMemory) -> None:
+    """'Actually ...' before any answer corrects nothing: no memory is weakened."""
+    fact = _fact(memory, "The user lives in Porto, Portugal")
+    run = [
+        HumanMessage("Where do I live?"),
+        HumanMessage("Actually, also tell me about Porto, Portugal."),
+        AIMessage("You live in Porto, Portugal."),
+    ]
+    result = reflect(memory, run, namespace="u1", recalled_ids=[fact])
+    assert (result.used, result.misleading, result.lesson) == ([fact], [], "")

@@ -17,8 +17,7 @@ from hindsight_lg.testing import FakeToolChatModel, HashingEmbedder, InMemoryBac
 
 FACT = "My order number is 4417 and I prefer email over phone calls."
 QUESTION = "How do I prefer to be contacted?"
-# Two user messages in one run: the answer to the first is corrected.
-CORRECTED = [HumanMessage(QUESTION), HumanMessage("That's wrong, call me instead.")]
+CORRECTION = "That's wrong, call me instead."
 
 
 def _echo(messages: list[BaseMessage]) -> AIMessage:
@@ -85,11 +84,15 @@ async def test_async_agent_captures_and_reflects(memory: HindsightMemory) -> Non
     """ainvoke recalls, captures the turn, and on a correction writes an unverified lesson."""
     memory.capture(FACT, namespace="u1")
     model = FakeToolChatModel(respond=_echo)
-    agent = _agent(memory, model)
-    await agent.ainvoke({"messages": CORRECTED}, _cfg("t"))
+    agent = _agent(memory, model, checkpointer=InMemorySaver())
+    await agent.ainvoke({"messages": [HumanMessage(QUESTION)]}, _cfg("t"))
+    memory.flush()
+    assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value]) == []
+    await agent.ainvoke({"messages": [HumanMessage(CORRECTION)]}, _cfg("t"))
     memory.flush()
     lessons = memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
     assert [r.confidence for r in lessons] == [pytest.approx(0.6)]
+    assert lessons[0].content.startswith(f"For requests like {QUESTION!r}")
     assert any(r.thread_id == "t" for r in memory.list_memories("u1"))
 
 
@@ -115,8 +118,10 @@ def test_middleware_and_bridging_saver_capture_once(memory: HindsightMemory) -> 
 def test_sync_reflection_is_done_when_invoke_returns(memory: HindsightMemory) -> None:
     """With reflect="sync" the lesson exists as soon as invoke returns, without flush."""
     memory.capture(FACT, namespace="u1")
-    agent = _agent(memory, FakeToolChatModel(respond=_echo), reflect="sync")
-    agent.invoke({"messages": CORRECTED}, _cfg("t"))
+    model = FakeToolChatModel(respond=_echo)
+    agent = _agent(memory, model, reflect="sync", checkpointer=InMemorySaver())
+    agent.invoke({"messages": [HumanMessage(QUESTION)]}, _cfg("t"))
+    agent.invoke({"messages": [HumanMessage(CORRECTION)]}, _cfg("t"))
     assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
 
 

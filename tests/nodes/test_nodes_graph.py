@@ -27,8 +27,13 @@ def cfg(thread: str, user: str | None = "u1") -> dict[str, Any]:
 
 FACT = "I am allergic to peanuts and I love jasmine tea."
 QUESTION = "Which tea do I love?"
-# Two user messages in one run: the answer to the first is corrected.
-CORRECTED = [HumanMessage(QUESTION), HumanMessage("That's wrong, it is green tea now.")]
+CORRECTION = "That's wrong, it is green tea now."
+
+
+def _ask_then_correct(graph: Any, config: dict[str, Any]) -> None:
+    """Ask the question, then correct the answer in the next turn of the thread."""
+    _ask(graph, QUESTION, config)
+    _ask(graph, CORRECTION, config)
 
 
 def _ask(graph: Any, text: str, config: dict[str, Any]) -> list[Any]:
@@ -113,7 +118,7 @@ def test_reflection_writes_unverified_experience_and_reinforces_used(
     after = memory.get("u1", fact.id)
     assert after is not None and after.access_count > fact.access_count
     assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value]) == []
-    graph.invoke({"messages": CORRECTED}, cfg("t3"))
+    _ask_then_correct(graph, cfg("t3"))
     memory.flush()
     lessons = memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
     assert len(lessons) == 1 and "jasmine" in lessons[0].content
@@ -191,7 +196,7 @@ def test_sync_reflection_is_done_when_invoke_returns(
     """With reflect="sync" the lesson is stored before invoke returns."""
     memory.capture(FACT, namespace="u1")
     graph = make_graph(InMemorySaver(), reflect="sync")
-    graph.invoke({"messages": CORRECTED}, cfg("t2"))
+    _ask_then_correct(graph, cfg("t2"))
     assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value])
 
 
@@ -203,7 +208,7 @@ def test_background_reflection_waits_for_flush(
     graph = make_graph(InMemorySaver())
     gate = threading.Event()
     memory.worker.defer(lambda: gate.wait(5))  # hold the worker: nothing can run yet
-    graph.invoke({"messages": CORRECTED}, cfg("t2"))
+    _ask_then_correct(graph, cfg("t2"))
     assert memory.list_memories("u1", kinds=[Kind.EXPERIENCE.value]) == []
     gate.set()
     memory.flush()
@@ -238,3 +243,21 @@ async def test_nodes_run_directly_sync_and_async(memory: HindsightMemory) -> Non
     async_out = await node.ainvoke(state, config)
     assert "jasmine" in sync_out["messages"][0].content
     assert async_out["messages"][0].content == sync_out["messages"][0].content
+
+
+def test_reflection_sees_the_answer_a_new_turn_corrects() -> None:
+    """The turn judged by reflection starts with the exchange before the current one."""
+    from langchain_core.messages import AIMessage
+
+    from hindsight_lg.nodes._turns import reflection_turn
+
+    thread = [
+        HumanMessage("q1", id="1"),
+        AIMessage("a1", id="2"),
+        HumanMessage("q2", id="3"),
+        AIMessage("a2", id="4"),
+        HumanMessage("That's wrong", id="5"),
+        AIMessage("fixed", id="6"),
+    ]
+    assert [m.id for m in reflection_turn(thread)] == ["3", "4", "5", "6"]
+    assert [m.id for m in reflection_turn(thread[:2])] == ["1", "2"]

@@ -107,11 +107,10 @@ def judge(
 
     A memory is *used* when at least a third of its terms appear in what the
     assistant said or passed to tools. It *misled* when it is superseded now,
-    or when it was used and the user then corrected the assistant.
+    or when it was used and a user message after an answer corrects it.
     """
     said = set(terms(" ".join(_texts(messages, ("ai",)))))
-    users = _texts(messages, ("human",))
-    corrected = any(c in u.lower() for u in users[1:] for c in CORRECTIONS)
+    corrected = corrected_request(messages) is not None
     used, misleading = [], []
     for record in recalled:
         is_used = _overlap(record, said) >= 1 / 3
@@ -122,7 +121,27 @@ def judge(
     return used, misleading
 
 
-def _lesson(query: str, by_id: dict[str, MemoryRecord], r: Reflection) -> str:
+def corrected_request(messages: Sequence[Any]) -> str | None:
+    """The request whose answer a later user message corrects, or ``None``.
+
+    A correction ("that's wrong", "不对", ...) counts only in a user message
+    that follows an assistant answer.
+    """
+    asked, answered = "", None
+    for message in messages:
+        kind, text = role(message), text_of(message)
+        if kind == "ai" and text:
+            answered = asked
+        elif kind == "human":
+            if answered is not None and any(c in text.lower() for c in CORRECTIONS):
+                return answered
+            asked = text
+    return None
+
+
+def _lesson(
+    query: str, by_id: dict[str, MemoryRecord], r: Reflection, request: str | None
+) -> str:
     """The heuristic lesson: only what the evidence shows, ``""`` without any."""
 
     def names(ids: list[str]) -> str:
@@ -139,9 +158,11 @@ def _lesson(query: str, by_id: dict[str, MemoryRecord], r: Reflection) -> str:
         parts.append(f"do not trust {names(corrected)}: the user corrected it")
     if r.missed:
         parts.append(f"recall {names(r.missed)}: the user had to repeat it")
-    if not parts or not query.strip():
+    # A correction is about the request that was answered, not the correction.
+    ask = (request if corrected and request else query).strip()
+    if not parts or not ask:
         return ""
-    return f"For requests like {query.strip()[:120]!r}: {'; '.join(parts)}."
+    return f"For requests like {ask[:120]!r}: {'; '.join(parts)}."
 
 
 def _log(event: str, **fields: Any) -> None:
@@ -298,7 +319,7 @@ def reflect(
             answer.used, answer.misleading, answer.missed, answer.lesson, "llm"
         )
     else:
-        result.lesson = _lesson(query, by_id, result)
+        result.lesson = _lesson(query, by_id, result, corrected_request(messages))
     with telemetry.memory_span(
         telemetry.REFLECT,
         namespace=namespace,

@@ -34,6 +34,7 @@ commands = {
     "audit": ["audit", "-n", "u", record.id, *store],
     "export": ["export", "-n", "u", "-o", out, *store],
     "decay": ["decay", *store],
+    "namespaces": ["namespaces", *store],
     "forget": ["forget", "-n", "u", "--yes", *store],
 }
 codes = {}
@@ -49,7 +50,7 @@ print(json.dumps({
 
 
 def test_commands_that_do_not_embed_never_import_the_model(tmp_path: Path) -> None:
-    """list, stats, audit, export, decay and forget run without torch or FlagEmbedding."""
+    """list, stats, audit, export, decay, namespaces and forget never import torch."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, "-c", _SCRIPT, str(tmp_path / "m.db"), str(tmp_path / "o")],
@@ -62,7 +63,7 @@ def test_commands_that_do_not_embed_never_import_the_model(tmp_path: Path) -> No
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report == {
         "codes": dict.fromkeys(
-            ("list", "stats", "audit", "export", "decay", "forget"), 0
+            ("list", "stats", "audit", "export", "decay", "namespaces", "forget"), 0
         ),
         "torch": False,
         "FlagEmbedding": False,

@@ -141,6 +141,7 @@ def open_memory(
     *,
     create: bool = False,
     known_namespace: bool = True,
+    embeds: bool = True,
     **kwargs: Any,
 ) -> Any:
     """Open the memory the common options describe.
@@ -151,6 +152,9 @@ def open_memory(
             every other command refuses a ``--uri`` that names no store.
         known_namespace: refuse a ``--namespace`` that holds no memories
             (not checked when ``create``).
+        embeds: the command embeds text (recall, capture, import). Commands
+            that do not never load the embedding model, so they start in about
+            the time it takes to import pymilvus.
         **kwargs: passed to :meth:`HindsightMemory.from_uri`.
 
     Raises:
@@ -160,7 +164,9 @@ def open_memory(
 
     check_uri(args.uri, create=create)
     embedder = embedder_named(args.embedder)
-    memory = HindsightMemory.from_uri(args.uri, embedder=embedder, **kwargs)
+    memory = HindsightMemory.from_uri(
+        args.uri, embedder=embedder, warm_up=embeds, **kwargs
+    )
     namespace = getattr(args, "namespace", None)
     if namespace and known_namespace and not create:
         try:

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Print the audit report of one memory."""
-    with open_memory(args) as memory:
+    with open_memory(args, embeds=False) as memory:
         try:
             report = audit_report(memory, args.namespace, args.memory_id)
         except LookupError as exc:

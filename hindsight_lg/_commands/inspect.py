@@ -81,7 +81,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Print memories, newest first."""
-    with open_memory(args) as memory:
+    with open_memory(args, embeds=False) as memory:
         rows = memory.list_memories(
             args.namespace, history=args.history, kinds=args.kind, limit=args.limit
         )
@@ -104,14 +104,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Print counts as JSON."""
-    with open_memory(args) as memory:
+    with open_memory(args, embeds=False) as memory:
         print(json.dumps(memory.stats(args.namespace), ensure_ascii=False, indent=2))
     return 0
 
 
 def cmd_namespaces(args: argparse.Namespace) -> int:
     """Print each namespace with how many memories it holds (any status)."""
-    with open_memory(args) as memory:
+    with open_memory(args, embeds=False) as memory:
         where = Where(statuses=HISTORY)
         counts = {ns: memory.backend.count(ns, where) for ns in memory.namespaces()}
     if args.json:

@@ -90,7 +90,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_decay(args: argparse.Namespace) -> int:
     """Run decay and print the counts."""
-    with open_memory(args) as memory:
+    with open_memory(args, embeds=False) as memory:
         moved = memory.decay(args.namespace)
     print(
         f"checked {moved['checked']}: {moved['cold']} went cold, "
@@ -103,7 +103,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     """Restore one memory."""
     from hindsight_lg._commands.audit import resolve
 
-    with open_memory(args) as memory:
+    with open_memory(args, embeds=False) as memory:
         try:
             found = resolve(memory, args.namespace, args.memory_id)
         except LookupError as exc:

@@ -81,7 +81,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     # failed export removes its partial file.
     out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
     try:
-        with open_memory(args) as memory:
+        with open_memory(args, embeds=False) as memory:
             stats = export_namespace(
                 memory,
                 args.namespace,
@@ -127,7 +127,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     from hindsight_lg.memory.lifecycle.erasure import forget_namespace
 
     # A namespace with only spooled captures left is still worth forgetting.
-    with open_memory(args, known_namespace=not args.spool) as memory:
+    with open_memory(args, known_namespace=not args.spool, embeds=False) as memory:
         if not _confirmed(args):
             print("nothing erased", file=sys.stderr)
             return NOT_FOUND

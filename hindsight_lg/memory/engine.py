@@ -212,6 +212,7 @@ class HindsightMemory:
         embedder: Embedder | str | None = None,
         token: str = "",
         prefix: str = "hindsight",
+        warm_up: bool = True,
         **kwargs: Any,
     ) -> HindsightMemory:
         """Open memory at ``uri``: a Milvus Lite file, ``http(s)://`` server, or ``:memory:``.
@@ -219,13 +220,18 @@ class HindsightMemory:
         The returned memory owns its backend: :meth:`close` closes it. A
         Milvus Lite file gets the capture spool ``<uri>.spool`` unless
         ``spool`` is given (``spool=None`` turns it off): captures are then
-        acknowledged once fsync'd there and written in batches.
+        acknowledged once fsync'd there and written in batches. With
+        ``warm_up`` (the default) the embedding model and the search path are
+        loaded before it returns (:meth:`warm_up`); pass ``False`` for work
+        that embeds nothing (listing, stats, export, forget), which then never
+        loads the model.
         """
         chosen = default_embedder(embedder)
         if uri == ":memory:" or "://" in uri:
             backend = open_backend(uri, token=token, prefix=prefix)
             opened = cls(backend, chosen, owns_backend=True, **kwargs)
-            opened.warm_up()
+            if warm_up:
+                opened.warm_up()
             return opened
         # A Lite file: one backend (and read cache) per file in this process.
         key = file_key("lite", uri, prefix)
@@ -238,7 +244,8 @@ class HindsightMemory:
                 backend.close()
             raise
         memory._backend_key = key
-        memory.warm_up()
+        if warm_up:
+            memory.warm_up()
         return memory
 
     @classmethod

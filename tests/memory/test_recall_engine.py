@@ -270,3 +270,24 @@ def test_a_reranker_reorders_the_head(clock: FrozenClock) -> None:
     contents = [[m.record.content for m in r.memories] for r in (before, after)]
     assert contents[0] == contents[1][::-1]
     assert all("rerank" in m.paths for m in after.memories)
+
+
+def test_feedback_runs_with_every_hit_lending_its_words(clock: FrozenClock) -> None:
+    """feedback_min_share=0 lets every top hit lend words; feedback still runs."""
+    texts = [
+        "We are planning the Lisbon trip with Ana in June.",
+        *(f"Ana mentioned hobby number {i}." for i in range(6)),
+        "The printer on the third floor is broken.",
+    ]
+    for share in (0.0, 0.5):
+        memory = HindsightMemory(
+            InMemoryBackend(),
+            HashingEmbedder(),
+            policy=Policy(feedback_min_share=share),
+            clock=clock,
+        )
+        for text in texts:
+            memory.capture(text, namespace="u", speaker="user")
+        result = memory.recall("Lisbon trip", namespace="u", explain=True, timeout=None)
+        assert result.explanation is not None
+        assert any("feedback" in paths for paths in result.explanation.values()), share

@@ -212,7 +212,7 @@ class Searcher:
         top = [
             c
             for c in ranked[:docs]
-            if _seed_score(c) >= self.policy.feedback_min_share * best > 0
+            if best > 0 and _seed_score(c) >= self.policy.feedback_min_share * best
         ]
         have = set(probe.terms)
         counts: dict[str, float] = defaultdict(float)

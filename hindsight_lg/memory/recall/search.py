@@ -331,8 +331,9 @@ class Searcher:
     ) -> None:
         """Spread activation from the best hits along edges, one query per hop.
 
-        Seeds are the best memories by their own paths, plus the entity
-        nodes of names the query was resolved to (full activation). Each hop
+        Seeds are the best memories by their own paths (and, when
+        ``policy.coreference_activation`` is set, the entity nodes of the
+        names the query's relation words resolved to). Each hop
         passes ``activation * edge weight * graph_decay`` on; out of an
         entity node it is divided by the square root of the node's fan (the
         memories that mention it, as seen in this hop's edges), so a name

@@ -163,6 +163,8 @@ class HindsightMemory:
             write_lock=self._write_lock,
             writer=self._writer,
         )
+        if self._group is not None:
+            self.lifecycle.before_write = self._group.sync
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
         # Recalls get threads of their own, enough for the concurrent turns of
         # one process: time spent queued behind other turns (or behind a

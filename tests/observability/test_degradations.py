@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -53,15 +54,18 @@ class _DownBackend(InMemoryBackend):
 
 
 def test_store_outage_is_a_spool_event_with_the_capture_id(tmp_path: Path) -> None:
-    """A capture the store refused is spooled, and the trace says so and why."""
+    """A capture the store refuses waits in the spool, and the trace says so and why."""
     memory = HindsightMemory(
         _DownBackend(), HashingEmbedder(dim=64), spool=tmp_path / "s.spool"
     )
     with capture_spans() as spans:
-        assert memory.capture("I prefer green tea over coffee", namespace="u1") == []
-    [(_, attrs)] = _events(spans, "hindsight.spool")
+        # Acknowledged by the spool; the store write fails in the group commit.
+        assert memory.capture("I prefer green tea over coffee", namespace="u1")
+        with pytest.raises(StoreUnavailable):
+            memory.flush()
+    attrs = _events(spans, "hindsight.spool")[0][1]
     [pending] = memory.spool.pending()  # type: ignore[union-attr]
-    assert attrs["hindsight.capture_id"] == pending.id
+    assert attrs["hindsight.capture_ids"] == pending.id
     assert "unreachable" in attrs["hindsight.error"]
     assert "spool" in attrs["hindsight.reason"]
     memory.close()

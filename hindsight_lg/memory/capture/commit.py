@@ -4,21 +4,24 @@ A spooled capture is acknowledged once its line is fsync'd in the spool. The
 capture then runs the whole write pipeline in the caller's thread (so it
 returns the records it wrote), but its writes go to a shared in-process
 stage instead of the store. A committer thread moves the stage to the store
-every ``interval_s`` (or once ``max_pending`` captures wait), flushes, writes
-one audit marker per capture (in the next round, after the records' flush)
-and acks the captures in the spool. Many captures thus share one store
-round per collection and one flush.
+every ``interval_s`` (or once ``max_pending`` captures wait) with one audit
+marker per capture, flushes (records, edges, then the audit trail) and acks
+the captures in the spool. Many captures thus share one store round per
+collection and one flush. Lifecycle writes (consolidate, decay, update, ...)
+run a round first, so they never change the records of a capture that a
+crash could still replay.
 
 Reads never see a stale store: the engine's backend is a
 :class:`DrainingBackend`, which moves the stage to the store before any call
 (a recall right after a capture finds it).
 
-Crash safety, step by step: a capture's writes reach the store and are
-flushed before its marker is written; the marker is flushed before the
-spool's ``ack``. A kill before the marker is flushed leaves the capture
-unacknowledged in the spool, and it is replayed on the next open (its
-records, if they were flushed, absorb the replay as an identical
-duplicate); a kill after it only replays into the marker, which acks.
+Crash safety, step by step: a capture's records are flushed before its
+marker (the store flushes the memories, then the edges, then the audit
+trail); the marker is flushed before the spool's ``ack``. A kill before the
+marker is flushed leaves the capture unacknowledged in the spool, and it is
+replayed on the next open, in order (its records, if they were flushed,
+absorb the replay as an identical duplicate); a kill after it only replays
+into the marker, which acks.
 
 Cost: one store round per collection and one flush per batch.
 Limit: another process reading the same Milvus server sees a capture up to
@@ -152,8 +155,6 @@ class GroupCommit:
         self.interval_s = interval_s
         self.max_pending = max_pending
         self._committed: list[tuple[str, str]] = []
-        # Written and flushed, waiting for their marker (the next round).
-        self._flushed: list[tuple[str, str]] = []
         self._sync_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = False
@@ -189,39 +190,39 @@ class GroupCommit:
             self.stage.captures = []
         self._wake.set()
 
-    def sync(self, *, full: bool = True) -> None:
-        """Drain, flush, mark and ack the captures staged so far.
+    def sync(self) -> None:
+        """Drain, mark, flush and ack the captures staged so far.
 
-        One round writes the staged batch and the markers of the batch the
-        previous round flushed, then flushes once: a marker is never flushed
-        before its capture's records. ``full`` runs a second round, so every
-        capture staged before the call is acked when it returns.
+        One round writes the staged batch and one marker per capture, then
+        flushes once: records, edges, then the audit trail, so a marker is
+        durable only after its capture's records are.
 
         Raises:
             StoreError: the store failed; nothing was acked, and the
                 captures stay in the spool (and in the stage) for a retry.
         """
         with self._sync_lock:
-            for _ in range(2 if full else 1):
-                self._round()
+            self._round()
 
     def _round(self) -> None:
-        self.drain()
+        try:
+            self.drain()
+        except StoreError as exc:
+            _failed("capture_commit_failed", exc, [c for _, c in self.stage.captures])
+            raise
         with self.stage.lock:
             todo, self._committed = self._committed, []
-        marked, self._flushed = self._flushed, []
-        if not todo and not marked:
+        if not todo:
             return
         try:
-            self._mark(marked)
+            self._mark(todo)
             self.backend.flush()
-        except StoreError:
+        except StoreError as exc:
             with self.stage.lock:
                 self._committed = todo + self._committed
-            self._flushed = marked
+            _failed("capture_commit_failed", exc, [cid for _, cid in todo])
             raise
-        self.spool.ack_many([cid for _, cid in marked])
-        self._flushed = todo
+        self.spool.ack_many([cid for _, cid in todo])
 
     def _mark(self, done: list[tuple[str, str]]) -> None:
         by_namespace: dict[str, list[AuditEntry]] = defaultdict(list)
@@ -242,16 +243,21 @@ class GroupCommit:
         at_exit(self.close)
 
     def _run(self) -> None:
+        backoff = self.interval_s
         while not self._stop:
             self._wake.wait(self.interval_s)
             self._wake.clear()
             waited = time.monotonic() - self.stage.since
-            if self.stage.empty and not (self._committed or self._flushed):
+            if self.stage.empty and not self._committed:
                 continue
             if waited < self.interval_s and len(self.stage.captures) < self.max_pending:
                 self._stopped.wait(max(0.0, self.interval_s - waited))
             try:
-                self.sync(full=False)
+                self.sync()
+                backoff = self.interval_s
+            except StoreError:  # logged by the round; retried, less often
+                self._stopped.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
             except Exception as exc:  # the committer must outlive any failure
                 _failed("capture_commit_failed", exc)
                 self._stopped.wait(self.interval_s)
@@ -260,8 +266,8 @@ class GroupCommit:
         """Commit and ack what is staged; a store failure is logged, not raised."""
         try:
             self.sync()
-        except StoreError as exc:  # the spool keeps them: replayed at next open
-            _failed("capture_commit_failed", exc)
+        except StoreError:  # logged; the spool keeps them: replayed at next open
+            pass
 
     def close(self) -> None:
         """Commit what is staged, then stop the committer; idempotent."""
@@ -272,8 +278,8 @@ class GroupCommit:
             self._thread.join()
         try:
             self.sync()
-        except StoreError as exc:  # the spool keeps them: replayed at next open
-            _failed("capture_commit_failed", exc)
+        except StoreError:  # logged; the spool keeps them: replayed at next open
+            pass
 
 
 def at_exit(hook: Callable[[], None]) -> None:
@@ -296,12 +302,14 @@ def at_exit(hook: Callable[[], None]) -> None:
         pass
 
 
-def _failed(event: str, exc: Exception) -> None:
+def _failed(event: str, exc: Exception, captures: Sequence[str] = ()) -> None:
     degrade(
         SPOOL,
         "the store failed: staged captures wait in the spool",
         log_event=event,
         error=repr(exc)[:200],
+        capture_ids=",".join(captures[:20]) or None,
+        waiting=len(captures) or None,
     )
 
 

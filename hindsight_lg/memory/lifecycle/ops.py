@@ -9,8 +9,8 @@ hold the maths.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from hindsight_lg import telemetry
@@ -104,11 +104,22 @@ class Lifecycle:
         self.clock = clock
         self._write_lock = write_lock
         self._writer = writer
+        # Set by an engine with a capture spool: commits staged captures.
+        self.before_write: Callable[[], None] | None = None
 
-    def _locked(self, namespace: str) -> AbstractContextManager[Any]:
-        """Hold one namespace against captures and other lifecycle writes."""
+    @contextmanager
+    def _locked(self, namespace: str) -> Iterator[None]:
+        """Hold one namespace against captures and other lifecycle writes.
+
+        Captures acknowledged but not yet in the store are committed first
+        (``before_write``): a crash must never replay a capture whose
+        records this operation already changed (moved cold, superseded).
+        """
         hold = getattr(self._write_lock, "namespace", None)
-        return hold(namespace) if hold is not None else self._write_lock
+        with hold(namespace) if hold is not None else self._write_lock:
+            if self.before_write is not None:
+                self.before_write()
+            yield
 
     @property
     def write_lock(self) -> threading.RLock:

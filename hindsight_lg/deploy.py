@@ -81,11 +81,9 @@ def memory() -> HindsightMemory:
                 token=os.environ.get("HINDSIGHT_TOKEN", ""),
                 **_spool(),
             )
+            # from_uri has loaded the model and searched once (warm_up()), at
+            # start-up: the first request's recall does not wait on them.
             atexit.register(_memory.close)
-            # Load the model now (graphs are imported at start-up): the first
-            # request would otherwise wait on it and recall's timeout would
-            # answer with nothing.
-            _memory.embedder.embed(["warm-up"])
         return _memory
 
 

@@ -14,9 +14,9 @@ import pytest
 from hindsight_lg import HindsightMemory, MemoryRecord, Policy
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder, HashingEmbedder
-from hindsight_lg.memory.capture.encode import (
+from hindsight_lg.memory.capture.encode import entities
+from hindsight_lg.memory.capture.relations import (
     Relation,
-    entities,
     relation_mentions,
     relations,
     substitute,

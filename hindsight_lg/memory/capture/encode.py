@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from hindsight_lg._text import has_cjk, has_negation, split_events, terms, words
+from hindsight_lg.memory.capture.relations import NOT_NAMES, relations
 from hindsight_lg.memory.timeparse import find_window
 from hindsight_lg.model import Kind, SourceKind
 
@@ -112,121 +113,7 @@ _EMOTION_WORDS = re.compile(
     r"worried|proud|grateful|lonely)\b|开心|难过|生气|焦虑|担心|沮丧|兴奋|感激|孤独",
     re.I,
 )
-_NOT_ENTITIES = frozenset(
-    "I I'm I've I'll I'd Im The A An And But So Also Then Yes No Ok "
-    "Okay My We You He She They It This That What When Where Why How "
-    "Hey Hi Hello Oh Well Actually Thanks Please Maybe Sure Wow "
-    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday Today "
-    "Tomorrow Yesterday Just Do Did Does Can Could Would Should Is "
-    "Are Was Were Have Has Had Let Lol Haha Yeah Not Don't".split()
-)
-
-# Coreference the encoder can see: a name introduced with a relation word
-# ("my sister Mei", "Mei, my sister", "我妹妹小美", "我的狗叫豆豆"). Recall uses
-# these to read "my sister" in a question as "Mei" (see recall/search.py).
-_REL_EN = (
-    r"sister|brother|wife|husband|son|daughter|mom|mum|mother|dad|father|"
-    r"friend|best friend|boss|manager|partner|colleague|coworker|co-worker|cousin|"
-    r"aunt|uncle|niece|nephew|grandma|grandmother|grandpa|grandfather|roommate|"
-    r"girlfriend|boyfriend|fianc[eé]e?|neighbou?r|teacher|doctor|dentist|coach|"
-    r"mentor|dog|cat|puppy|kitten|pet|kid|child|baby"
-)
-_REL_ZH = (
-    "好朋友|男朋友|女朋友|妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|老婆|老公|妻子|丈夫|"
-    "儿子|女儿|朋友|同事|老板|经理|室友|邻居|表妹|表姐|表哥|表弟|老师|医生|狗|猫"
-)
-_OWNER = r"(?P<owner>[Mm]y|[Oo]ur|[A-Z][\w-]+'s)"
-_ADJ = r"(?:(?:older|younger|little|big|baby|twin|new|old|best)\s+)?"
-_NAME = r"(?P<name>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)"
-_REL_AFTER = re.compile(
-    rf"\b{_OWNER}\s+{_ADJ}(?P<rel>{_REL_EN})"
-    rf"(?:'s name is|,| is called| is named| named| called)?\s+{_NAME}"
-)
-_REL_BEFORE = re.compile(rf"\b{_NAME},\s+{_OWNER}\s+{_ADJ}(?P<rel>{_REL_EN})\b")
-_REL_ZH_NAME = re.compile(
-    rf"我的?(?P<rel>{_REL_ZH})(?:叫|名叫|名字叫)?"
-    r"(?P<name>[\u4e00-\u9fff]{2,3}?)"
-    r"(?=[住在是喜今明昨下上去也很都要会想从和的说有怕爱做每刚已，,。！!？?\s]|$)"
-)
-_REL_ZH_MENTION = re.compile(rf"我的?(?P<rel>{_REL_ZH})")
-_REL_EN_MENTION = re.compile(rf"\b{_OWNER}\s+{_ADJ}(?P<rel>{_REL_EN})\b")
-# Characters a Chinese name does not start with: they open the predicate.
-_ZH_NOT_NAME = frozenset("在是住喜今明昨去也很都要会想从和的叫有没不说怕爱做每刚已")
-
-
-@dataclass(frozen=True, slots=True)
-class Relation:
-    """A relation word tied to whose it is and, when introduced, a name.
-
-    ``owner`` is ``"my"`` for the speaker's own ("my sister", "我妹妹") or a
-    name ("Melanie's husband").
-    """
-
-    rel: str
-    owner: str
-    name: str = ""
-
-
-def _owner(raw: str) -> str:
-    low = raw.lower()
-    return "my" if low in ("my", "our") else raw[:-2]
-
-
-def relations(text: str) -> list[Relation]:
-    """Names introduced with a relation word, in order of appearance.
-
-    Example:
-        >>> [(r.rel, r.name) for r in relations("My sister Mei lives in Chengdu.")]
-        [('sister', 'Mei')]
-        >>> [(r.rel, r.name) for r in relations("我妹妹小美住在成都。")]
-        [('妹妹', '小美')]
-    """
-    found: list[tuple[int, Relation]] = []
-    for pattern in (_REL_AFTER, _REL_BEFORE):
-        for m in pattern.finditer(text):
-            name = m.group("name")
-            if name.split()[0] in _NOT_ENTITIES:
-                continue
-            rel = Relation(m.group("rel").lower(), _owner(m.group("owner")), name)
-            found.append((m.start(), rel))
-    for m in _REL_ZH_NAME.finditer(text):
-        if m.group("name")[0] not in _ZH_NOT_NAME:
-            found.append((m.start(), Relation(m.group("rel"), "my", m.group("name"))))
-    found.sort(key=lambda pair: pair[0])
-    return list(dict.fromkeys(r for _, r in found))
-
-
-def relation_mentions(text: str) -> list[Relation]:
-    """Relation words a question asks about ("my sister", "Melanie's husband").
-
-    Example:
-        >>> relation_mentions("Where does my sister work?")
-        [Relation(rel='sister', owner='my', name='')]
-    """
-    found = [
-        (m.start(), Relation(m.group("rel").lower(), _owner(m.group("owner"))))
-        for m in _REL_EN_MENTION.finditer(text)
-    ]
-    found += [
-        (m.start(), Relation(m.group("rel"), "my"))
-        for m in _REL_ZH_MENTION.finditer(text)
-    ]
-    found.sort(key=lambda pair: pair[0])
-    return list(dict.fromkeys(r for _, r in found))
-
-
-def substitute(text: str, names: list[str]) -> str:
-    """``text`` with each relation phrase it asks about replaced by ``names``.
-
-    Example:
-        >>> substitute("Where does my sister work?", ["Mei"])
-        'Where does Mei work?'
-        >>> substitute("我妹妹在哪里工作？", ["小美"])
-        '小美在哪里工作？'
-    """
-    joined = " or ".join(names)
-    out = _REL_EN_MENTION.sub(joined, text)
-    return _REL_ZH_MENTION.sub(joined, out)
+_NOT_ENTITIES = NOT_NAMES
 
 
 @dataclass(slots=True)

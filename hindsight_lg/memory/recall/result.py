@@ -13,13 +13,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hindsight_lg._text import approx_tokens, focused_summary, terms
-from hindsight_lg.memory.capture.encode import (
+from hindsight_lg.memory.capture.encode import emotion_words
+from hindsight_lg.memory.capture.encode import entities as find_entities
+from hindsight_lg.memory.capture.relations import (
     Relation,
-    emotion_words,
     relation_mentions,
     relations,
 )
-from hindsight_lg.memory.capture.encode import entities as find_entities
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.timeparse import TimeWindow, find_window
 from hindsight_lg.model import Kind, MemoryRecord, Status, to_datetime

@@ -10,7 +10,7 @@ from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder, Reranker
-from hindsight_lg.memory.capture.encode import substitute
+from hindsight_lg.memory.capture.relations import substitute
 from hindsight_lg.memory.capture.writer import entity_id
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.graph import Diffusion, seed_score

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hindsight_lg import EdgeType, HindsightMemory, Kind, Status
-from hindsight_lg.model import to_datetime
+from hindsight_lg.memory.recall.result import spoken_date
 from hindsight_lg.testing import FrozenClock
 
 TRIP = "帮我查一下上海明天的天气，另外我下周三要去上海出差，记得提醒我带伞"
@@ -101,7 +101,7 @@ def test_recall_reports_paths_and_annotates_the_prompt(
     assert tea.id == top.id
     assert {"dense", "lexical"} <= set(top.paths)
     assert all(0.0 <= v <= 1.0 for v in top.paths.values())
-    day = to_datetime(clock.now).strftime("%Y-%m-%d")
+    day = spoken_date(clock.now)
     prompt = result.to_prompt()
     assert f"[preference · {day} · conf 1.0" in prompt
     assert "the current conversation wins" in prompt

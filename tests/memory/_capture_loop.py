@@ -5,7 +5,8 @@ child (its own session, so its Milvus Lite server dies with it) that opens the
 store (the spool is the default ``DB.spool``), writes ``HELD <json>`` with
 what the store holds, then runs one kind of write until killed, writing
 ``ACK <token>`` to OUT once a write of a token was acknowledged. The child's
-pid is printed on stdout.
+pid is printed on stdout. A store that refuses to open writes ``REFUSED
+<error>`` instead of ``HELD``.
 
 Modes: ``capture`` (``capture()`` returns), ``submit`` (``submit()``
 accepts), ``node`` (a graph with the capture node returns), ``open`` (only
@@ -27,6 +28,7 @@ from collections import Counter
 from typing import Any, TextIO
 
 from hindsight_lg import HindsightMemory
+from hindsight_lg.errors import StoreUnavailable
 from hindsight_lg.model import EdgeType, Status, Tier
 from hindsight_lg.testing import HashingEmbedder
 
@@ -115,7 +117,10 @@ class Loop:
         while True:
             for _ in range(4):
                 text, token = self.token()
-                memory.capture(f"On the Harz trip with Tom we hiked up the Brocken and I noted {token}", namespace="k")
+                memory.capture(
+                    f"On the Harz trip with Tom we hiked up the Brocken and I noted {token}",
+                    namespace="k",
+                )
                 self.ack(token)
             memory.consolidate("k")
 
@@ -147,7 +152,11 @@ def run(db: str, seed: int, out_path: str, mode: str) -> None:
     """Report what the store holds, then write in ``mode`` until killed."""
     with open(out_path, "w", buffering=1, encoding="utf-8") as out:
         loop = Loop(db, seed, out)
-        memory, report = loop.open()
+        try:
+            memory, report = loop.open()
+        except StoreUnavailable as exc:
+            out.write("REFUSED " + " ".join(str(exc).split()) + "\n")
+            return
         out.write("HELD " + json.dumps(report) + "\n")
         if mode != "open":
             getattr(loop, mode)(memory)

@@ -163,6 +163,7 @@ class SpooledCapture:
         namespace = payload["namespace"]
         try:
             if check and self.memory.backend.audit(namespace, marker_id(cid)):
+                self.memory.backend.flush()  # see replay()
                 self.spool.ack(cid)  # finished before a crash: nothing to redo
                 return []
             written: list[MemoryRecord] = self.memory._capture_now(
@@ -215,6 +216,11 @@ class SpooledCapture:
             todo = [e for e in self.spool.pending() if e.id in self._failed]
         try:
             finished = self._finished(todo)
+            if finished:
+                # A marker read back may be a row Milvus Lite recovered from
+                # its log but has not written to a segment again: flush it
+                # before the spool lets go of the capture.
+                self.memory.backend.flush()
         except StoreError:
             return 0  # the store is still down: replayed later
         done = 0

@@ -118,7 +118,8 @@ class Loop:
             for _ in range(4):
                 text, token = self.token()
                 memory.capture(
-                    f"On the Harz trip with Tom we hiked up the Brocken and I noted {token}",
+                    # Alike enough to cluster, not to merge (random words).
+                    f"On the Harz trip with Tom we hiked up the Brocken: {text}",
                     namespace="k",
                 )
                 self.ack(token)

@@ -457,3 +457,17 @@ def test_pymilvus_error_logs_stay_out_of_cli_output_unless_verbose() -> None:
     assert 2 == main(["-v", *argv])
     verbose = bool(noisy.filter(rpc_error))
     assert (False, True) == (quiet, verbose)
+
+
+def test_consolidate_with_nothing_to_cluster_says_why(
+    demo_output: str, demo_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A consolidation that writes nothing names the rule no group of episodes met."""
+    argv = ["consolidate", "--uri", demo_db, "--embedder", "hashing", "-n", "demo-user"]
+    assert 0 == main(argv)
+    first = capsys.readouterr()
+    assert 0 == main(argv)  # the second run finds the episodes already consolidated
+    second = capsys.readouterr()
+    assert "(0 semantic memories)" in second.out
+    assert "nothing to consolidate: no group of 3 or more active episodes" in second.err
+    assert "nothing to consolidate" not in first.err or "(0 " in first.out

@@ -13,6 +13,7 @@ from hindsight_lg._commands import (
     open_memory,
     positive_int,
 )
+from hindsight_lg.memory.lifecycle import ClusterParams
 from hindsight_lg.memory.recall.result import RecallResult
 
 
@@ -114,18 +115,30 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 
 def cmd_consolidate(args: argparse.Namespace) -> int:
-    """Consolidate with a progress line on stderr."""
+    """Consolidate with a progress line on stderr; say why when nothing clusters."""
+    shown = False
 
     def progress(done: int, total: int) -> None:
+        nonlocal shown
+        shown = True
         print(f"\rconsolidating {done}/{total} clusters", end="", file=sys.stderr)
 
     with open_memory(args) as memory:
         written = memory.consolidate(args.namespace, progress=progress)
-    print(file=sys.stderr)
+    if shown:
+        print(file=sys.stderr)
     for r in written:
         print(
             f"{r.id[:8]} <- {len(r.meta.get('derived_from', []))} episodes: "
             f"{r.content[:100]}"
         )
     print(f"({len(written)} semantic memories)")
+    if not written:
+        p = ClusterParams()
+        print(
+            f"nothing to consolidate: no group of {p.min_size} or more active "
+            f"episodes with similarity >= {p.similarity} that share an entity or "
+            f"fall within {p.window_days:g} days",
+            file=sys.stderr,
+        )
     return 0

@@ -13,9 +13,10 @@ Milvus Lite's own files:
    :class:`~hindsight_lg.errors.StoreUnavailable` *before* Milvus Lite reads
    it, so its recovery never runs and no data file is deleted.
 2. **A row ledger** (:class:`RowLedger`, ``hindsight_rows.json`` in the store's
-   directory): the row count of each collection, written at every ``setup()``
-   and clean ``close()``. Opening finds fewer rows than recorded: the store
-   lost data, and ``StoreUnavailable`` says which collection and how many.
+   directory): an exact row count of each collection, raised at ``setup()``
+   and clean ``close()`` once a collection grew by a quarter. Opening finds
+   fewer rows than recorded: the store lost data, and ``StoreUnavailable``
+   says which collection and how many.
 
 The ledger holds a lower bound: rows are added freely, and every delete or
 drop through the backend lowers (or clears) the record *before* it runs, so a
@@ -26,8 +27,11 @@ verify is itself damage.
 
 Limits: rows written since the last ``setup()`` or ``close()`` are not yet
 covered (a crash there is Milvus Lite's WAL's business), and a store deleted
-whole, ledger included, opens empty. Cost: one ``count(*)`` per collection at
-open and close, and one small file write per delete call.
+whole, ledger included, opens empty. Cost: one metadata ``count(*)`` per
+collection at open and close (milliseconds: it counts upserted and deleted
+rows until a compaction, so it is an upper bound and never the record); an
+exact count, a scan, only where a collection grew by a quarter since its
+record or reads below it; one small file write per delete call.
 """
 
 from __future__ import annotations

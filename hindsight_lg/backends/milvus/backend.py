@@ -218,7 +218,9 @@ class MilvusBackend:
             return self._rows.shrinking(args[0], None)
         return nullcontext()
 
-    def _row_counts(self, names: Sequence[str] = ()) -> dict[str, int]:
+    def _row_counts(
+        self, names: Sequence[str] = (), *, exact: bool = False
+    ) -> dict[str, int]:
         names = names or [
             self.memories,
             *(self._name(k) for k in ("edges", "audit", "meta")),
@@ -229,30 +231,59 @@ class MilvusBackend:
                 "counting rows",
                 self._client.query,
                 name,
-                # No filter: Milvus Lite then counts from segment metadata and
-                # deletes (milliseconds); `pk != ""` scans every row.
-                filter="",
+                # No filter: Milvus Lite counts from segment metadata
+                # (milliseconds), which upserts and deletes inflate until a
+                # compaction; `pk != ""` scans every row and is exact.
+                filter='pk != ""' if exact else "",
                 output_fields=["count(*)"],
             )
             counts[name] = int(rows[0]["count(*)"]) if rows else 0
         return counts
+
+    def _verify_rows(self, names: Sequence[str] = ()) -> None:
+        """Raise if a collection holds fewer rows than the ledger's exact record.
+
+        The fast count is an upper bound of the rows held, so it clears a
+        collection in milliseconds; only a collection whose fast count is
+        below the record is counted exactly before it is judged.
+        """
+        if self._rows is None:
+            return
+        recorded = self._rows.read()
+        fast = self._row_counts(names)
+        low = [n for n, c in fast.items() if c < recorded.get(n, 0)]
+        if low:
+            self._rows.verify(self._row_counts(low, exact=True))
 
     def _check_rows(self) -> None:
         """Raise if a collection lost rows since the ledger's record; then record."""
         if self._rows is None:
             return
         with self._lock, self._rows.lock:
-            counts = self._row_counts()
-            self._rows.verify(counts)
-            self._rows.record(counts)
+            self._verify_rows()
             self._counted = True
+        self._record_rows()
 
     def _record_rows(self) -> None:
+        """Raise the ledger to exact counts of the collections that grew.
+
+        The ledger holds exact counts only (a fast count inflated by upserts
+        would later read as lost rows once compaction removed them). A
+        collection is counted exactly when its fast count grew by a quarter
+        since the record, so the scans cost in proportion to what was written.
+        """
         if self._rows is None or not self._counted:
             return
         try:
             with self._lock, self._rows.lock:
-                self._rows.record(self._row_counts())
+                recorded = self._rows.read()
+                grown = [
+                    name
+                    for name, rows in self._row_counts().items()
+                    if rows > 1.25 * recorded.get(name, 0)
+                ]
+                if grown:
+                    self._rows.record(self._row_counts(grown, exact=True))
         except (StoreError, OSError) as exc:
             # The ledger stays a lower bound without this update: only newer
             # rows go unguarded until the next open.
@@ -309,7 +340,7 @@ class MilvusBackend:
             # rows is never read as if it were whole.
             if self._rows is not None:
                 with self._rows.lock:
-                    self._rows.verify(self._row_counts([name]))
+                    self._verify_rows([name])
 
     def _load_repaired(self, name: str) -> None:
         try:

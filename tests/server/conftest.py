@@ -51,7 +51,15 @@ def start_server(base_dir: Path) -> object:
         extra[f"{component}.ip"] = "127.0.0.1"
     # Strong reads wait for the next time tick: 200 ms by default.
     extra["proxy.timeTickInterval"] = 50
-    server.start()
+    try:
+        server.start()
+    except TimeoutError:
+        # A first start on a cold machine can miss the package's 180 s wait
+        # (etcd and MinIO initialise first): stop it, try once more afresh.
+        server.stop()
+        if base_dir.name.endswith("-retry"):
+            raise
+        return start_server(base_dir.with_name(base_dir.name + "-retry"))
     return server
 
 

@@ -59,7 +59,9 @@ def start_server(base_dir: Path) -> object:
         server.stop()
         if base_dir.name.endswith("-retry"):
             raise
-        return start_server(base_dir.with_name(base_dir.name + "-retry"))
+        retry = base_dir.with_name(base_dir.name + "-retry")
+        retry.mkdir(exist_ok=True)
+        return start_server(retry)
     return server
 
 

@@ -164,35 +164,43 @@ def thread_user(saver: Any, thread_id: str, rule: IdentityRule) -> str | None:
     """
     if saver is None:
         return None
-    threads = _threads_of(saver)
-    known = threads.get(thread_id)
+    known = _threads_of(saver).get(thread_id)
     if known is not None:
         return known or None
-    found = None
     try:
+        # Lazily: the newest checkpoint that names a user ends the read.
         found = user_in_history(saver.list(_thread_query(thread_id)), rule)
     except Exception as exc:  # an unreadable history is an unattributed run
-        telemetry.get_logger().warning("thread_history_unreadable", error=repr(exc))
-    threads.set(thread_id, found or "")
-    return found
+        found = _unreadable(exc)
+    return _remember(saver, thread_id, found)
 
 
 async def athread_user(saver: Any, thread_id: str, rule: IdentityRule) -> str | None:
     """Async twin of :func:`thread_user` (reads the saver with ``alist``)."""
     if saver is None:
         return None
-    threads = _threads_of(saver)
-    known = threads.get(thread_id)
+    known = _threads_of(saver).get(thread_id)
     if known is not None:
         return known or None
-    found = None
     try:
         found = user_in_history(
             [t async for t in saver.alist(_thread_query(thread_id))], rule
         )
     except Exception as exc:  # an unreadable history is an unattributed run
-        telemetry.get_logger().warning("thread_history_unreadable", error=repr(exc))
-    threads.set(thread_id, found or "")
+        found = _unreadable(exc)
+    return _remember(saver, thread_id, found)
+
+
+def _unreadable(exc: Exception) -> str | None:
+    """Log an unreadable thread history; nobody is found in it."""
+    telemetry.get_logger().warning("thread_history_unreadable", error=repr(exc))
+    return None
+
+
+def _remember(saver: Any, thread_id: str, found: str | None) -> str | None:
+    """Keep the thread's user (or that it has none) for this process's next turn."""
+    _threads_of(saver).set(thread_id, found or "")
+    return found
     return found
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -41,6 +43,48 @@ def test_a_lite_run_with_basic_config_logs_no_third_party_noise(
     for noise in ("mvccTs", "Method not implemented", "Traceback"):
         assert noise not in run.stderr, run.stderr[-2000:]
     assert "a real pymilvus warning" in run.stderr
+
+
+IDLE = textwrap.dedent(
+    """
+    import sys, time
+    from datetime import datetime
+    from hindsight_lg import HindsightMemory
+    with HindsightMemory.from_uri(sys.argv[1], embedder="hashing") as memory:
+        memory.capture("I prefer green tea over coffee", namespace="u1")
+        memory.flush()
+        time.sleep(2)  # the pings that follow data (bandwidth probes) are done
+        print("IDLE", datetime.now().strftime("%H:%M:%S.%f"), file=sys.stderr)
+        time.sleep(float(sys.argv[2]))  # an agent waiting for its next turn
+        print("IDLE", datetime.now().strftime("%H:%M:%S.%f"), file=sys.stderr)
+        memory.capture("We moved to Porto last spring", namespace="u1")
+        memory.flush()  # a write that reaches Milvus after the wait
+        assert len(memory.list_memories("u1")) >= 2
+    """
+)
+
+
+def test_an_idle_lite_store_is_not_pinged_into_a_goaway(tmp_path: Path) -> None:
+    """An idle Lite store's channel sends no keepalive pings (the server answers
+
+    them with "too_many_pings", an error on stderr and a reconnect) and still
+    answers after the wait.
+    """
+    env = {**os.environ, "GRPC_TRACE": "http_keepalive", "GRPC_VERBOSITY": "debug"}
+    run = subprocess.run(
+        [sys.executable, "-c", IDLE, str(tmp_path / "idle.db"), "15"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env=env,
+    )
+    assert 0 == run.returncode, run.stderr[-2000:]
+    start, end = re.findall(r"^IDLE (\S+)$", run.stderr, re.MULTILINE)
+    # gRPC's trace lines start like "I1130 22:01:44.288697": compare the clock.
+    pings = re.findall(r"^I\d{4} (\S+) .*received ping", run.stderr, re.MULTILINE)
+    assert pings, "the gRPC ping trace is not on: nothing to judge"
+    assert [t for t in pings if start < t < end] == [], run.stderr[-2000:]
 
 
 def record(

@@ -86,6 +86,17 @@ _LOCKED = (
 )
 
 
+# Milvus Lite serves gRPC from threads of this very process, with the server
+# default of at most one idle keepalive ping per 5 minutes; pymilvus pings
+# every 10 s. After about 30 idle seconds the server answers "too_many_pings",
+# grpc logs two error lines to stderr and the next call pays a reconnect. A
+# peer in the same process cannot vanish unnoticed, so Lite gets no pings.
+_LITE_CHANNEL = {
+    "grpc.keepalive_time_ms": 2**31 - 1,
+    "grpc.keepalive_permit_without_calls": False,
+}
+
+
 def _served_here(uri: str) -> bool:
     # This process's own Milvus Lite server holds the lock too: a failure to
     # connect to it is not another process's doing.
@@ -185,8 +196,9 @@ class MilvusBackend:
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
             if not _served_here(uri):  # this process's server has read it already
                 check_manifests(uri)
+        options = {"grpc_options": _LITE_CHANNEL} if self.is_lite else {}
         try:
-            return MilvusClient(uri=uri, token=token, timeout=self.timeout)
+            return MilvusClient(uri=uri, token=token, timeout=self.timeout, **options)
         except Exception as exc:
             # Milvus Lite logs the lock error and raises a generic "Open local
             # milvus failed", so ask the lock file itself.
@@ -240,37 +252,42 @@ class MilvusBackend:
             counts[name] = int(rows[0]["count(*)"]) if rows else 0
         return counts
 
-    def _verify_rows(self, names: Sequence[str] = ()) -> None:
+    def _verify_rows(self, names: Sequence[str] = ()) -> dict[str, int]:
         """Raise if a collection holds fewer rows than the ledger's exact record.
 
         The fast count is an upper bound of the rows held, so it clears a
         collection in milliseconds; only a collection whose fast count is
         below the record is counted exactly before it is judged.
+
+        Returns:
+            The fast counts, so a caller about to record need not count again.
         """
         if self._rows is None:
-            return
+            return {}
         recorded = self._rows.read()
         fast = self._row_counts(names)
         low = [n for n, c in fast.items() if c < recorded.get(n, 0)]
         if low:
             self._rows.verify(self._row_counts(low, exact=True))
+        return fast
 
     def _check_rows(self) -> None:
         """Raise if a collection lost rows since the ledger's record; then record."""
         if self._rows is None:
             return
         with self._lock, self._rows.lock:
-            self._verify_rows()
+            fast = self._verify_rows()
             self._counted = True
-        self._record_rows()
+        self._record_rows(fast)
 
-    def _record_rows(self) -> None:
+    def _record_rows(self, fast: dict[str, int] | None = None) -> None:
         """Raise the ledger to exact counts of the collections that grew.
 
         The ledger holds exact counts only (a fast count inflated by upserts
         would later read as lost rows once compaction removed them). A
         collection is counted exactly when its fast count grew by a quarter
         since the record, so the scans cost in proportion to what was written.
+        ``fast`` reuses counts just taken (at open) instead of counting again.
         """
         if self._rows is None or not self._counted:
             return
@@ -279,7 +296,7 @@ class MilvusBackend:
                 recorded = self._rows.read()
                 grown = [
                     name
-                    for name, rows in self._row_counts().items()
+                    for name, rows in (fast or self._row_counts()).items()
                     if rows > 1.25 * recorded.get(name, 0)
                 ]
                 if grown:
@@ -295,28 +312,31 @@ class MilvusBackend:
 
     def setup(self, *, dim: int, model_id: str) -> None:
         """Create the collections if missing; check the stored embedding model."""
-        self.active_prefix = self.read_pointer()
-        if not self._has(self.memories):
+        # One listing instead of a round trip per collection: opening a store
+        # is most of what a command that embeds nothing spends.
+        present = set(self._call("listing collections", self._client.list_collections))
+        self.active_prefix = self.read_pointer(present)
+        if self.memories not in present:
             self._create_memories(dim)
         for kind, builder in (
             ("edges", self._edges_schema),
             ("audit", self._audit_schema),
             ("meta", self._meta_schema),
         ):
-            if not self._has(self._name(kind)):
+            if self._name(kind) not in present:
                 self._create_stub(self._name(kind), builder())
         for name in (
             self.memories,
             *(self._name(k) for k in ("edges", "audit", "meta")),
         ):
-            self._load(name)
+            self._load(name, verify=False)  # _check_rows verifies all four
         self._check_rows()
         self._check_model(dim, model_id)
         self.capabilities = Capabilities(
             bm25=self._has_bm25(), name=self.capabilities.name
         )
 
-    def _load(self, name: str) -> None:
+    def _load(self, name: str, *, verify: bool = True) -> None:
         """Load a collection; on Milvus Lite, repair a torn index file once.
 
         A SIGKILL while Milvus Lite writes an index sidecar leaves it truncated
@@ -338,7 +358,7 @@ class MilvusBackend:
                 self._load_repaired(name)
             # Whoever loads it (setup, reembed's copy): a collection that lost
             # rows is never read as if it were whole.
-            if self._rows is not None:
+            if verify and self._rows is not None:
                 with self._rows.lock:
                     self._verify_rows([name])
 
@@ -476,10 +496,14 @@ class MilvusBackend:
                 "a new collection."
             )
 
-    def read_pointer(self) -> str:
-        """The prefix ``<prefix>_meta`` points to (``prefix`` itself when none)."""
+    def read_pointer(self, present: set[str] | None = None) -> str:
+        """The prefix ``<prefix>_meta`` points to (``prefix`` itself when none).
+
+        ``present`` is the collections just listed, if the caller has them.
+        """
         base = f"{self.prefix}_meta"
-        if not self._has(base):
+        exists = self._has(base) if present is None else base in present
+        if not exists:
             return self.prefix
         self._load(base)
         rows = self._call(

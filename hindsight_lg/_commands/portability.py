@@ -7,6 +7,8 @@ import getpass
 import json
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 from hindsight_lg._commands import (
     NOT_FOUND,
@@ -123,7 +125,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete a namespace's records, edges, audit and spooled captures."""
-    from hindsight_lg.memory.capture.spool import Spool
     from hindsight_lg.memory.lifecycle.erasure import forget_namespace
 
     # A namespace with only spooled captures left is still worth forgetting.
@@ -131,7 +132,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if not _confirmed(args):
             print("nothing erased", file=sys.stderr)
             return NOT_FOUND
-        spool = Spool(args.spool) if args.spool else None
+        spool = _other_spool(args.spool, memory)
         try:
             report = forget_namespace(
                 memory, args.namespace, spool=spool, verify=args.verify
@@ -141,6 +142,16 @@ def cmd_forget(args: argparse.Namespace) -> int:
                 spool.close()
     print(json.dumps({"removed": report.removed, "left": report.left}))
     return 0 if report.clean else NOT_FOUND
+
+
+def _other_spool(path: str | None, memory: Any) -> Any:
+    """A spool to purge besides the memory's own; ``None`` for the own one."""
+    from hindsight_lg.memory.capture.spool import Spool
+
+    own = getattr(memory, "spool", None)
+    if not path or (own is not None and own.path.resolve() == Path(path).resolve()):
+        return None
+    return Spool(path)
 
 
 def _confirmed(args: argparse.Namespace) -> bool:

@@ -139,6 +139,23 @@ def test_cli_export_import_forget_verify(
     assert b"pending secret" not in (tmp_path / "s").read_bytes()
 
 
+def test_cli_forget_with_the_stores_own_spool_counts_each_capture_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--spool naming the store's own spool erases its pending captures, counted once."""
+    db = str(tmp_path / "a.db")
+    with HindsightMemory.from_uri(db, embedder=HashingEmbedder()) as m:
+        m.capture("I prefer green tea over coffee.", namespace="u")
+        m.flush()
+        m.spool.append({"messages_or_text": "pending secret", "namespace": "u"})  # type: ignore[union-attr]
+    argv = ["forget", "--uri", db, "--embedder", "hashing", "-n", "u", "--yes"]
+    assert main([*argv, "--spool", db + ".spool", "--verify"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert 1 == report["removed"]["spooled"]
+    assert set(report["left"].values()) == {0}
+    assert b"pending secret" not in Path(db + ".spool").read_bytes()
+
+
 def test_two_threads_lose_no_update_under_cas() -> None:
     """Two writers incrementing one memory 1,000 times with CAS retries lose nothing."""
     memory = _memory()

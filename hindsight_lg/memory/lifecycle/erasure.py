@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from hindsight_lg.backends.base import MemoryBackend, Where, check_namespace
@@ -114,10 +115,10 @@ def forget_namespace(
     ids = [r.id for r in all_records(memory, namespace, False)]
     report = ForgetReport(namespace)
     own = getattr(memory, "spool", None)
+    if _same_file(spool, own):
+        spool = None  # the memory's own spool, under another object: purged below
     before = count_left(memory, namespace, ids=ids)
-    report.removed["spooled"] = (
-        spool.purge(namespace) if spool is not None and spool is not own else 0
-    )
+    report.removed["spooled"] = spool.purge(namespace) if spool is not None else 0
     report.removed["records"] = memory.forget(namespace)
     for key in ("edges", "entity_nodes", "audit", "queued"):
         report.removed[key] = before[key]
@@ -125,6 +126,19 @@ def forget_namespace(
     if verify:
         report.left = count_left(memory, namespace, ids=ids, spool=spool)
     return report
+
+
+def _same_file(spool: _Spool | None, own: _Spool | None) -> bool:
+    if spool is None or own is None:
+        return False
+    if spool is own:
+        return True
+    mine, theirs = getattr(own, "path", None), getattr(spool, "path", None)
+    return (
+        mine is not None
+        and theirs is not None
+        and Path(mine).resolve() == Path(theirs).resolve()
+    )
 
 
 def delete_memories(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -134,6 +136,40 @@ def test_submit_is_durable_before_it_is_queued(tmp_path: Path) -> None:
     assert [r.content for r in memory.list_memories("u")] != []
     assert memory.spool.pending() == []  # type: ignore[union-attr]
     memory.close()
+
+
+def test_a_closed_memory_is_not_kept_alive_by_its_exit_hooks(tmp_path: Path) -> None:
+    """After close, nothing of ours holds the memory: its backend and cache can go."""
+    backends = []
+    for i in range(3):
+        backend = InMemoryBackend()
+        memory = _memory(backend, tmp_path / f"s{i}.spool")
+        memory.capture("I prefer green tea over coffee", namespace="u")  # committer
+        memory.submit("We moved to Porto last spring", namespace="u")  # worker
+        memory.flush()
+        memory.close()
+        backends.append(weakref.ref(backend))
+        del memory, backend
+    gc.collect()
+    assert [ref() for ref in backends] == [None, None, None]
+
+
+def test_an_open_memorys_exit_hook_still_commits(tmp_path: Path) -> None:
+    """A memory never closed still has its staged captures committed at exit."""
+    script = (
+        "import sys\n"
+        "from hindsight_lg import HindsightMemory\n"
+        "from hindsight_lg.testing import HashingEmbedder\n"
+        "m = HindsightMemory.from_uri(sys.argv[1], embedder=HashingEmbedder())\n"
+        "m.capture('I prefer green tea over coffee', namespace='u')\n"
+    )
+    db = str(tmp_path / "m.db")
+    subprocess.run([sys.executable, "-c", script, db], check=True, timeout=300)
+    spool = Spool(db + ".spool")
+    try:
+        assert spool.pending() == []  # committed and acked by the exit hook
+    finally:
+        spool.close()
 
 
 def _spy(accept: Any, path: Path) -> Any:

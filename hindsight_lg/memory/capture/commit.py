@@ -34,6 +34,7 @@ import atexit
 import functools
 import threading
 import time
+import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -283,7 +284,7 @@ class GroupCommit:
 
 
 def at_exit(hook: Callable[[], None]) -> None:
-    """Run ``hook`` when the interpreter exits, before thread pools shut down.
+    """Run ``hook`` (a bound method) at interpreter exit, before thread pools stop.
 
     A daemon thread dies with the interpreter, so staged captures must be
     committed first. Plain ``atexit`` runs too late: by then the thread
@@ -291,13 +292,25 @@ def at_exit(hook: Callable[[], None]) -> None:
     ``threading``'s own exit hooks, which run in reverse order of
     registration, before ``atexit``). A hook that finds the store gone
     leaves the captures in the spool, replayed at the next open.
+
+    The hook's object is held weakly: exit hooks cannot be unregistered, and
+    a strong reference would keep every closed memory (its backend and read
+    cache included) alive until the process ends. An object still in use is
+    alive anyway (its thread holds it), so its hook still runs.
     """
+    ref = weakref.WeakMethod(hook)
+
+    def run() -> None:
+        bound = ref()
+        if bound is not None:
+            bound()
+
     register = getattr(threading, "_register_atexit", None)
     if register is None:  # not CPython: the spool replays what is left
-        atexit.register(hook)
+        atexit.register(run)
         return
     try:
-        register(hook)
+        register(run)
     except RuntimeError:  # the interpreter is already shutting down
         pass
 

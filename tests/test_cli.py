@@ -119,6 +119,46 @@ def test_list_with_history_adds_superseded(
     assert superseded == history.count(" superseded ")
 
 
+def test_commands_that_embed_nothing_never_load_a_namespace_into_the_cache(
+    demo_output: str,
+    demo_db: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """list, stats, audit, export and namespaces read the store, not a loaded cache.
+
+    Loading a namespace into the read cache costs seconds at 10,000 memories;
+    a one-shot command reads what it prints straight from Milvus.
+    """
+    from hindsight_lg.backends.cached import CachedBackend
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("a command that embeds nothing loaded the read cache")
+
+    monkeypatch.setattr(CachedBackend, "_load", refuse)
+    store = ["--uri", demo_db, "--embedder", "hashing"]
+    named = ["-n", "demo-user", *store]
+    rows = json.loads(run(capsys, "list", *named, "--json"))
+    assert rows
+    assert json.loads(run(capsys, "stats", *named))["total"] >= len(rows)
+    assert rows[0]["id"][:8] in run(capsys, "audit", rows[0]["id"], *named)
+    run(capsys, "export", *named, "-o", str(tmp_path / "out.jsonl"))
+    assert (tmp_path / "out.jsonl").stat().st_size > 0
+    assert "demo-user" in run(capsys, "namespaces", *store)
+
+
+def test_an_unknown_namespace_is_named_by_list_stats_and_audit(
+    demo_output: str, demo_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read commands given a namespace with no memories exit 1 naming the known ones."""
+    store = ["-n", "nobody", "--uri", demo_db, "--embedder", "hashing"]
+    for argv in (["list", *store], ["stats", *store], ["audit", "abc", *store]):
+        assert 1 == main(argv)
+        err = capsys.readouterr().err
+        assert "no memories in namespace 'nobody'" in err and "'demo-user'" in err
+
+
 def test_stats_counts_by_status(
     demo_output: str, demo_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -164,6 +164,11 @@ def open_memory(
 
     check_uri(args.uri, create=create)
     embedder = embedder_named(args.embedder)
+    if not embeds:
+        # A command that embeds nothing reads a few rows once and exits: the
+        # read cache would first load whole namespaces (seconds at 10,000
+        # memories) to answer what one filtered Milvus query answers.
+        kwargs.setdefault("cache", False)
     memory = HindsightMemory.from_uri(
         args.uri, embedder=embedder, warm_up=embeds, **kwargs
     )

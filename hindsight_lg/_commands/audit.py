@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from hindsight_lg._commands import add_store_args, open_memory
+from hindsight_lg._commands import add_store_args, open_memory, require_namespace
 from hindsight_lg.model import AuditEntry, EdgeType, MemoryRecord, to_datetime
 
 _ORIGIN_OPS = ("create", "supersede", "remember", "consolidate")
@@ -34,10 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Print the audit report of one memory."""
-    with open_memory(args, embeds=False) as memory:
+    with open_memory(args, embeds=False, known_namespace=False) as memory:
         try:
             report = audit_report(memory, args.namespace, args.memory_id)
         except LookupError as exc:
+            require_namespace(memory, args.namespace)  # the likelier mistake first
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 1
     if args.json:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from hindsight_lg._commands import add_store_args, open_memory, positive_int
+from hindsight_lg._commands import (
+    add_store_args,
+    open_memory,
+    positive_int,
+    require_namespace,
+)
 from hindsight_lg.backends import Where
 from hindsight_lg.model import to_datetime
 
@@ -81,10 +86,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Print memories, newest first."""
-    with open_memory(args, embeds=False) as memory:
+    # The namespace is checked only when nothing shows: a check up front costs
+    # a scan of the namespace on Milvus Lite (half a second at 10,000).
+    with open_memory(args, embeds=False, known_namespace=False) as memory:
         rows = memory.list_memories(
             args.namespace, history=args.history, kinds=args.kind, limit=args.limit
         )
+        if not rows:
+            require_namespace(memory, args.namespace)
     if args.json:
         print(
             json.dumps(
@@ -104,8 +113,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Print counts as JSON."""
-    with open_memory(args, embeds=False) as memory:
-        print(json.dumps(memory.stats(args.namespace), ensure_ascii=False, indent=2))
+    with open_memory(args, embeds=False, known_namespace=False) as memory:
+        stats = memory.stats(args.namespace)
+        if not stats["total"]:
+            require_namespace(memory, args.namespace)
+    print(json.dumps(stats, ensure_ascii=False, indent=2))
     return 0
 
 

@@ -20,7 +20,7 @@ from hindsight_lg.backends.base import (
     check_namespace,
     visible_to,
 )
-from hindsight_lg.backends.cached import CachedBackend, with_read_cache
+from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
 from hindsight_lg.backends.memory import InMemoryBackend
 
 if TYPE_CHECKING:
@@ -85,5 +85,6 @@ __all__ = [
     "copy_generation",
     "open_backend",
     "visible_to",
+    "read_cache_of",
     "with_read_cache",
 ]

@@ -320,6 +320,19 @@ class CachedBackend:
         self.inner.close()
 
 
+def read_cache_of(backend: MemoryBackend) -> MemoryBackend | None:
+    """The read cache already wrapping ``backend`` in this process, if any.
+
+    A reader that skips the cache (one-shot work) still writes through it
+    when another engine caches the same backend, so that engine's reads stay
+    fresh.
+    """
+    if isinstance(backend, CachedBackend):
+        return backend
+    with _CACHES_LOCK:
+        return _CACHES.get(backend)
+
+
 def with_read_cache(
     backend: MemoryBackend, *, max_bytes: int | None = None
 ) -> MemoryBackend:

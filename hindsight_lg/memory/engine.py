@@ -27,6 +27,7 @@ from hindsight_lg.backends import (
     Where,
     check_namespace,
     open_backend,
+    read_cache_of,
     with_read_cache,
 )
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
@@ -93,7 +94,11 @@ class HindsightMemory:
         clock: returns "now" as POSIX seconds; inject one for deterministic tests.
         owns_backend: close the backend in :meth:`close` (``from_uri`` sets it).
         cache: serve reads other than dense search from a write-through
-            namespace cache (:mod:`hindsight_lg.backends.cached`).
+            namespace cache (:mod:`hindsight_lg.backends.cached`). ``False``
+            suits one-shot work (the CLI's commands that embed nothing): reads
+            go to the store without first loading whole namespaces; if another
+            engine in this process caches the same backend, its cache is used,
+            so neither reads stale rows.
         spool: a :class:`~hindsight_lg.memory.capture.spool.Spool` or its file path:
             captures are acknowledged once fsync'd there and replayed after a
             crash or a store outage (see ``docs/reliability.md``).
@@ -121,7 +126,9 @@ class HindsightMemory:
     ) -> None:
         # Reads other than dense search are served from a write-through
         # namespace cache, so a recall costs about one store query.
-        self.backend = self._store = with_read_cache(backend) if cache else backend
+        self.backend = self._store = (
+            with_read_cache(backend) if cache else read_cache_of(backend) or backend
+        )
         # With a spool, captures are acknowledged once fsync'd there and
         # reach the store in batches (group commit); every other store call
         # goes through a view that writes the staged batch first. Engines on

@@ -115,6 +115,34 @@ def test_engines_sharing_a_milvus_backend_share_one_cache(tmp_path: object) -> N
     backend.close()
 
 
+def test_an_uncached_engine_writes_through_a_cache_another_engine_holds(
+    tmp_path: Path,
+) -> None:
+    """cache=False on a backend another engine caches: a forget there is seen at once."""
+    backend = MilvusBackend(str(tmp_path / "m.db"))
+    cached = HindsightMemory(backend, HashingEmbedder())
+    kept = cached.remember("I prefer green tea", namespace="u")
+    assert [r.id for r in cached.list_memories("u")] == [kept.id]  # now cached
+    one_shot = HindsightMemory(backend, HashingEmbedder(), cache=False)
+    assert one_shot.backend is cached.backend
+    one_shot.forget("u")
+    assert cached.list_memories("u") == []
+    one_shot.close()
+    cached.close()
+    backend.close()
+
+
+def test_an_uncached_engine_alone_reads_the_store_directly(tmp_path: Path) -> None:
+    """cache=False with no cache in the process: reads load no namespace cache."""
+    backend = MilvusBackend(str(tmp_path / "m.db"))
+    engine = HindsightMemory(backend, HashingEmbedder(), cache=False)
+    engine.remember("I prefer green tea", namespace="u")
+    assert len(engine.list_memories("u")) == 1
+    assert engine.backend is backend
+    engine.close()
+    backend.close()
+
+
 class _Counting:
     """Forwards to a backend and counts the dense searches that reach it."""
 

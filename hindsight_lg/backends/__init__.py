@@ -84,7 +84,7 @@ __all__ = [
     "check_namespace",
     "copy_generation",
     "open_backend",
-    "visible_to",
     "read_cache_of",
+    "visible_to",
     "with_read_cache",
 ]

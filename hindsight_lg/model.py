@@ -13,11 +13,27 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 # ``meta`` key of the rest of the turn an event was split from: searched by the
 # lexical paths with the event's own words, never shown in a prompt.
 CONTEXT_KEY = "context"
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def _member(enum: type[_E], value: Any) -> _E:
+    """``enum(value)`` with a dictionary lookup first.
+
+    Loading a namespace builds thousands of records from stored strings, and
+    ``Enum.__call__`` costs several times a lookup.
+    """
+    try:
+        found = enum._value2member_map_.get(value)
+    except TypeError:  # unhashable: let the enum say why it is no member
+        found = None
+    return found if found is not None else enum(value)  # type: ignore[return-value]
 
 
 class Kind(StrEnum):
@@ -143,11 +159,11 @@ class MemoryRecord:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.kind = Kind(self.kind)
-        self.scope = Scope(self.scope)
-        self.tier = Tier(self.tier)
-        self.status = Status(self.status)
-        self.source_kind = SourceKind(self.source_kind)
+        self.kind = _member(Kind, self.kind)
+        self.scope = _member(Scope, self.scope)
+        self.tier = _member(Tier, self.tier)
+        self.status = _member(Status, self.status)
+        self.source_kind = _member(SourceKind, self.source_kind)
 
     def to_dict(self, *, vectors: bool = True) -> dict[str, Any]:
         """Plain JSON-ready dict; enums become their string values."""
@@ -173,9 +189,8 @@ class MemoryRecord:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryRecord:
         """Inverse of :meth:`to_dict`; unknown keys are kept in ``meta``."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        known = {k: v for k, v in data.items() if k in names}
-        extra = {k: v for k, v in data.items() if k not in names}
+        known = {k: v for k, v in data.items() if k in _RECORD_NAMES}
+        extra = {k: v for k, v in data.items() if k not in _RECORD_NAMES}
         if "sparse" in known:
             known["sparse"] = {int(k): float(v) for k, v in known["sparse"].items()}
         record = cls(**known)
@@ -194,6 +209,7 @@ class MemoryRecord:
 
 
 _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(MemoryRecord))
+_RECORD_NAMES = frozenset(_RECORD_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -553,8 +553,12 @@ class MilvusBackend:
         if isinstance(doc, str):
             doc = json.loads(doc)
         record = MemoryRecord.from_dict(doc)
-        if "dense" in row and row["dense"] is not None:
-            record.dense = [float(x) for x in row["dense"]]
+        dense = row.get("dense")
+        if dense is not None:
+            # pymilvus decodes a float vector as a list of floats: copy, not convert.
+            record.dense = (
+                list(dense) if type(dense) is list else [float(x) for x in dense]
+            )
         return record
 
     def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:

@@ -171,9 +171,14 @@ def _model_rate(memory: Any, n: int, rng: random.Random) -> float:
     return _rate(n, lambda: [memory.embedder.embed([t]) for t in texts])
 
 
-def _bulk(
+def bulk_load(
     memory: Any, start: int, size: int, namespaces: int, rng: random.Random
 ) -> None:
+    """Write records ``start`` to ``size`` straight to the store, in ``namespaces``.
+
+    Generated sentences, embedded in one call per namespace, with a chain of
+    ``precedes`` edges: a large store in seconds, without capture's work.
+    """
     per_ns: dict[str, list[str]] = defaultdict(list)
     for i in range(start, size):
         per_ns[f"ns{i % namespaces}"].append(sentence(rng, i))
@@ -290,7 +295,7 @@ def measure(
         progress(f"{size} in {row.namespaces} namespaces: capture")
         done = _captures(memory, cfg, row, rng)
         progress(f"{size} in {row.namespaces}: bulk-loading {size - done} memories")
-        _bulk(memory, done, size, row.namespaces, rng)
+        bulk_load(memory, done, size, row.namespaces, rng)
         progress(f"{size} in {row.namespaces}: {cfg.queries} recalls and raw searches")
         _recalls(memory, raw, timed, cfg, row)
         row.peak_rss_mb = _peak_rss_mb()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -25,6 +24,7 @@ from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends._index import record_text
 from hindsight_lg.backends.base import Capabilities, Hit, Where, check_namespace
 from hindsight_lg.backends.lexical import bm25_scores
+from hindsight_lg.backends.milvus import _lite_server as lite_server
 from hindsight_lg.backends.milvus._expr import lit, lits, where_expr
 from hindsight_lg.backends.milvus._integrity import (
     RowLedger,
@@ -33,6 +33,7 @@ from hindsight_lg.backends.milvus._integrity import (
 )
 from hindsight_lg.backends.milvus._lease import MilvusLeases
 from hindsight_lg.backends.milvus._lite_repair import remove_index_sidecars, unreadable
+from hindsight_lg.backends.milvus._lite_server import served_here
 from hindsight_lg.errors import (
     EmbeddingMismatch,
     StoreError,
@@ -97,20 +98,10 @@ _LITE_CHANNEL = {
 }
 
 
-def _served_here(uri: str) -> bool:
-    # This process's own Milvus Lite server holds the lock too: a failure to
-    # connect to it is not another process's doing.
-    try:
-        from milvus_lite.server_manager import server_manager_instance
-    except ImportError:
-        return False
-    return os.path.abspath(Path(uri).expanduser()) in server_manager_instance._servers
-
-
 def _lite_locked(uri: str) -> bool:
     """True when another process holds the Milvus Lite data directory's lock."""
     lock = Path(uri).expanduser() / "LOCK"
-    if not lock.is_file() or _served_here(uri):
+    if not lock.is_file() or served_here(uri):
         return False
     try:
         import fcntl
@@ -192,19 +183,24 @@ class MilvusBackend:
     def _connect(self, uri: str, token: str) -> Any:
         from pymilvus import MilvusClient
 
+        started = False
         if self.is_lite:
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
-            if not _served_here(uri):  # this process's server has read it already
+            started = not served_here(uri)
+            if started:  # else this process's server has read it already
                 check_manifests(uri)
         options = {"grpc_options": _LITE_CHANNEL} if self.is_lite else {}
         try:
-            return MilvusClient(uri=uri, token=token, timeout=self.timeout, **options)
+            client = MilvusClient(uri=uri, token=token, timeout=self.timeout, **options)
         except Exception as exc:
             # Milvus Lite logs the lock error and raises a generic "Open local
             # milvus failed", so ask the lock file itself.
             if self.is_lite and _lite_locked(uri):
                 raise StoreLocked(_LOCKED.format(action=f"opening {uri}")) from exc
             raise _translate(exc, f"opening Milvus at {uri}") from exc
+        if self.is_lite:
+            lite_server.opened(uri, started=started)
+        return client
 
     def _call(self, action: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         if not self.is_lite:
@@ -915,10 +911,18 @@ class MilvusBackend:
         return self._leases.hold(namespace, resource)
 
     def close(self) -> None:
-        """Flush and release the client (and the Lite file lock)."""
+        """Flush and release the client; the last backend on a Lite file frees its lock.
+
+        Other processes can open the file once every backend of this process
+        on it is closed (see ``_lite_server``).
+        """
         try:
             if self._dirty:
                 self.flush()
             self._record_rows()
         finally:
-            self._client.close()
+            try:
+                self._client.close()
+            finally:
+                if self.is_lite:
+                    lite_server.closed(self.uri)

@@ -52,6 +52,8 @@ _CACHES_LOCK = threading.Lock()
 DEFAULT_MAX_BYTES = 1 << 30
 # Deletes leave their slots behind; past this share a namespace is reloaded.
 _MAX_SLACK = 0.5
+# Loads of a namespace written to meanwhile, before its reads go to the store.
+_LOAD_ATTEMPTS = 3
 
 
 class CachedBackend:
@@ -98,17 +100,43 @@ class CachedBackend:
         self.dense = ttl_s is None if dense is None else dense
         self._spaces: OrderedDict[str, NamespaceIndex | None] = OrderedDict()
         self._lock = threading.RLock()
+        # Loads run outside the lock (a namespace of 10,000 takes seconds on
+        # Milvus Lite, and every other tenant's reads need the lock): one load
+        # per namespace at a time, and a write that lands during a load makes
+        # its snapshot suspect, so the load is redone.
+        self._loading: dict[str, threading.Event] = {}
+        self._writes: dict[str, int] = {}
 
     def _space(self, namespace: str) -> NamespaceIndex | None:
         check_namespace(namespace)
-        with self._lock:
-            if namespace in self._spaces and self._fresh(self._spaces[namespace]):
-                self._spaces.move_to_end(namespace)
-                return self._spaces[namespace]
-            space = self._load(namespace)
-            self._spaces[namespace] = space
-            self._evict()
-            return space
+        for _ in range(_LOAD_ATTEMPTS):
+            with self._lock:
+                if namespace in self._spaces and self._fresh(self._spaces[namespace]):
+                    self._spaces.move_to_end(namespace)
+                    return self._spaces[namespace]
+                running = self._loading.get(namespace)
+                if running is None:
+                    done = self._loading[namespace] = threading.Event()
+                    generation = self._writes.get(namespace, 0)
+            if running is not None:  # another thread loads it: wait, look again
+                running.wait()
+                continue
+            try:
+                space = self._load(namespace)
+            finally:
+                with self._lock:
+                    del self._loading[namespace]
+                done.set()
+            with self._lock:
+                if self._writes.get(namespace, 0) == generation:
+                    self._spaces[namespace] = space
+                    self._evict()
+                    return space
+        return None  # written to throughout: read the store this time
+
+    def _wrote(self, namespace: str) -> None:
+        """Note a write (the caller holds the lock): a load running now redoes."""
+        self._writes[namespace] = self._writes.get(namespace, 0) + 1
 
     def _evict(self) -> None:
         # Least recently used first; the newest namespace always stays.
@@ -163,8 +191,11 @@ class CachedBackend:
         with self._lock:
             if namespace is None:
                 self._spaces.clear()
+                for loading in self._loading:
+                    self._wrote(loading)
             else:
                 self._spaces.pop(namespace, None)
+                self._wrote(namespace)
 
     # -- writes: store first, then cache -----------------------------------
 
@@ -175,6 +206,7 @@ class CachedBackend:
     def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
         self.inner.upsert(namespace, records)
         with self._lock:
+            self._wrote(namespace)
             if space := self._loaded(namespace):
                 for r in records:
                     space.put(r)
@@ -186,6 +218,7 @@ class CachedBackend:
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
         n = self.inner.delete(namespace, ids)
         with self._lock:
+            self._wrote(namespace)
             space = self._loaded(namespace)
             if space is not None:
                 for i in ids:
@@ -199,6 +232,7 @@ class CachedBackend:
     def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
         self.inner.add_edges(namespace, edges)
         with self._lock:
+            self._wrote(namespace)
             if space := self._loaded(namespace):
                 for e in edges:
                     space.link(e)
@@ -206,6 +240,7 @@ class CachedBackend:
     def delete_edges(self, namespace: str, ids: Sequence[str]) -> int:
         n = self.inner.delete_edges(namespace, ids)
         with self._lock:
+            self._wrote(namespace)
             if space := self._loaded(namespace):
                 for i in ids:
                     space.unlink(i)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -307,3 +309,122 @@ def test_a_recall_on_a_lite_file_reaches_no_milvus_search(tmp_path: Path) -> Non
     assert counting.searches == 0
     memory.close()
     milvus.close()
+
+
+class _HeldLoad:
+    """An in-memory backend whose reads of one namespace wait for a signal.
+
+    The read takes its snapshot first and then waits, as a slow store query
+    would after reading its rows.
+    """
+
+    def __init__(self, namespace: str) -> None:
+        self.inner = InMemoryBackend()
+        self.namespace = namespace
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.held = 1  # how many reads of the namespace to hold
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def query(self, namespace: str, where: Where, **kwargs: Any) -> list[MemoryRecord]:
+        rows = self.inner.query(namespace, where, **kwargs)
+        if namespace == self.namespace and self.held > 0:
+            self.held -= 1
+            self.entered.set()
+            assert self.release.wait(30), "the test never released the load"
+        return rows
+
+
+def _fact(namespace: str, text: str) -> MemoryRecord:
+    return MemoryRecord(
+        namespace=namespace, content=text, dense=EMB.embed([text])[0].tolist()
+    )
+
+
+def test_a_namespace_loading_does_not_hold_up_other_tenants() -> None:
+    """While one namespace loads, reads of another cached namespace are answered."""
+    store = _HeldLoad("big")
+    cache = CachedBackend(store)  # type: ignore[arg-type]
+    cache.upsert("big", [_fact("big", "tea in Berlin")])
+    small = _fact("small", "coffee in Lisbon")
+    cache.upsert("small", [small])
+    assert [r.id for r in cache.query("small", Where())] == [small.id]  # cached
+    loader = threading.Thread(target=cache.query, args=("big", Where()))
+    loader.start()
+    assert store.entered.wait(30)
+    answered: list[list[str]] = []
+    reader = threading.Thread(
+        target=lambda: answered.append([r.id for r in cache.query("small", Where())])
+    )
+    reader.start()
+    reader.join(10)  # on a cache that loads under its lock, this read waits
+    held_up = reader.is_alive()
+    store.release.set()
+    loader.join(30)
+    reader.join(30)
+    assert not held_up and answered == [[small.id]]
+
+
+def test_a_write_during_a_load_is_in_the_cache_after_it() -> None:
+    """A record written while its namespace loads is read back once the load ends."""
+    store = _HeldLoad("u")
+    cache = CachedBackend(store)  # type: ignore[arg-type]
+    first = _fact("u", "tea in Berlin")
+    store.inner.upsert("u", [first])
+    loader = threading.Thread(target=cache.query, args=("u", Where()))
+    loader.start()
+    assert store.entered.wait(30)  # the load's snapshot holds `first` only
+    second = _fact("u", "coffee in Lisbon")
+    writer = threading.Thread(target=cache.upsert, args=("u", [second]))
+    writer.start()
+    writer.join(10)
+    store.release.set()
+    loader.join(30)
+    writer.join(30)
+    assert {r.id for r in cache.query("u", Where())} == {first.id, second.id}
+    hits = cache.search_lexical("u", terms("Lisbon"), Where(), limit=5)
+    assert [h.record.id for h in hits] == [second.id]
+
+
+def test_concurrent_writes_reads_and_reloads_leave_the_cache_equal_to_the_store() -> (
+    None
+):
+    """Four threads write, delete, invalidate and read; the cache ends as the store is."""
+    store = InMemoryBackend()
+    cache = CachedBackend(store)
+    spaces = ("a", "b")
+
+    def work(seed: int) -> None:
+        rng = random.Random(seed)
+        mine: list[MemoryRecord] = []
+        for i in range(150):
+            ns = rng.choice(spaces)
+            roll = rng.random()
+            if roll < 0.5:
+                record = _fact(
+                    ns, f"fact {seed} {i} about {rng.choice(['tea', 'sea'])}"
+                )
+                cache.upsert(ns, [record])
+                mine.append(record)
+            elif roll < 0.65 and mine:
+                gone = mine.pop(rng.randrange(len(mine)))
+                cache.delete(gone.namespace, [gone.id])
+            elif roll < 0.75:
+                cache.invalidate(ns)  # the next read loads it again, maybe mid-write
+            else:
+                cache.query(ns, Where(), limit=10_000)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for ns in spaces:
+        truth = {r.id for r in store.query(ns, Where(), limit=10_000)}
+        assert {r.id for r in cache.query(ns, Where(), limit=10_000)} == truth
+        for word in ("tea", "sea"):
+            hits = cache.search_lexical(ns, terms(word), Where(), limit=10_000)
+            expected = store.search_lexical(ns, terms(word), Where(), limit=10_000)
+            assert {h.record.id for h in hits} == {h.record.id for h in expected}

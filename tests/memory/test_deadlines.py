@@ -54,6 +54,41 @@ def test_warm_up_by_hand_for_memory_built_from_parts() -> None:
     assert (False, 1) == (first.timed_out, len(first.ids))
 
 
+class SlowLoad:
+    """An in-memory store whose full-namespace reads (the read cache's load) are slow."""
+
+    def __init__(self, seconds: float) -> None:
+        self.inner = InMemoryBackend()
+        self.seconds = seconds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def query(self, namespace: str, where: Any, **kwargs: Any) -> Any:
+        if kwargs.get("vectors"):
+            time.sleep(self.seconds)
+        return self.inner.query(namespace, where, **kwargs)
+
+
+def _first_recall(warm: Sequence[str]) -> Any:
+    store = SlowLoad(0.6)
+    HindsightMemory(store.inner, HashingEmbedder()).capture(  # type: ignore[arg-type]
+        "I prefer green tea over coffee", namespace="u1"
+    )
+    with HindsightMemory(store, HashingEmbedder()) as memory:  # type: ignore[arg-type]
+        memory.warm_up(namespaces=warm)
+        return memory.recall("what do I drink?", namespace="u1", timeout=0.2)
+
+
+def test_warm_up_loads_named_namespaces_so_their_first_recall_keeps_its_memories() -> (
+    None
+):
+    """A namespace slow to load misses a first recall's deadline unless warmed up."""
+    cold, warm = _first_recall([]), _first_recall(["u1"])
+    assert (cold.timed_out, len(cold.ids)) == (True, 0)
+    assert (warm.timed_out, len(warm.ids)) == (False, 1)
+
+
 def test_a_slow_recall_after_warm_up_still_times_out() -> None:
     """The deadline still holds: a recall whose model stalls returns nothing."""
     model = SlowModel(each=0.6)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
@@ -57,6 +58,10 @@ def cmd_panel(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     try:
         app = create_app(memory, namespace=args.namespace, token=token)
+        # A long-lived server: keep full garbage collections off the model's and
+        # the store's half a million objects (docs/recall.md, "Timeouts").
+        gc.collect()
+        gc.freeze()
         where = "[::1]" if args.host == "::1" else args.host
         suffix = "/?token=<token>" if token else "/"
         print(f"memory panel on http://{where}:{args.port}{suffix}", file=sys.stderr)

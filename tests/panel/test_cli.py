@@ -87,3 +87,33 @@ def test_unknown_namespace_is_refused(
     code = main(["panel", "--uri", uri, "--embedder", "hashing", "-n", "mya"])
     assert code == 1
     assert "'maya'" in capsys.readouterr().err
+
+
+def test_panel_freezes_what_is_alive_before_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The long-lived panel server calls gc.freeze() once memory is open.
+
+    A full collection would otherwise walk the model's and store's objects
+    (about 250 ms) in the middle of requests.
+    """
+    import gc
+
+    import uvicorn
+
+    frozen: list[int] = []
+    monkeypatch.setattr(
+        uvicorn, "run", lambda *a, **k: frozen.append(gc.get_freeze_count())
+    )
+    from hindsight_lg import HindsightMemory
+
+    uri = str(tmp_path / "p.db")
+    with HindsightMemory.from_uri(uri, embedder="hashing") as memory:
+        memory.capture("I prefer green tea over coffee", namespace="u")
+    gc.unfreeze()
+    try:
+        argv = ["panel", "--uri", uri, "--embedder", "hashing"]
+        assert 0 == main(argv)
+    finally:
+        gc.unfreeze()
+    assert len(frozen) == 1 and frozen[0] > 0

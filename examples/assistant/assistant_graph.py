@@ -10,6 +10,7 @@ from the server's authenticated user (see ``auth.py``) or, without auth, from
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from langgraph.graph import START, MessagesState, StateGraph
@@ -31,3 +32,8 @@ builder.add_node("agent", agent)
 builder.add_edge(START, "agent")
 # No checkpointer or store here: the server supplies both (see langgraph.json).
 graph = add_hindsight(builder, agent="agent", memory=memory()).compile()
+
+# Memory and its model are loaded: full garbage collections now skip what is alive
+# (about 250 ms each otherwise, longer than a recall's deadline; docs/recall.md).
+gc.collect()
+gc.freeze()

@@ -9,6 +9,8 @@ authenticated user or, without auth, ``context={"user_id": ...}`` (or
 
 from __future__ import annotations
 
+import gc
+
 from langchain.agents import create_agent
 
 from hindsight_lg.deploy import chat_model, memory
@@ -27,3 +29,8 @@ graph = create_agent(
     middleware=[HindsightMiddleware(memory())],
     context_schema=Customer,
 )
+
+# Memory and its model are loaded: full garbage collections now skip what is alive
+# (about 250 ms each otherwise, longer than a recall's deadline; docs/recall.md).
+gc.collect()
+gc.freeze()

@@ -103,7 +103,8 @@ class CachedBackend:
         # Loads run outside the lock (a namespace of 10,000 takes seconds on
         # Milvus Lite, and every other tenant's reads need the lock): one load
         # per namespace at a time, and a write that lands during a load makes
-        # its snapshot suspect, so the load is redone.
+        # its snapshot suspect, so the load is redone. Writes are counted only
+        # for namespaces loading now, so the count never outgrows the loads.
         self._loading: dict[str, threading.Event] = {}
         self._writes: dict[str, int] = {}
 
@@ -117,26 +118,31 @@ class CachedBackend:
                 running = self._loading.get(namespace)
                 if running is None:
                     done = self._loading[namespace] = threading.Event()
-                    generation = self._writes.get(namespace, 0)
+                    self._writes[namespace] = 0
             if running is not None:  # another thread loads it: wait, look again
                 running.wait()
                 continue
+            space: NamespaceIndex | None = None
+            loaded = False
             try:
-                space = self._load(namespace)
+                space = self._load(namespace)  # None: too large to cache
+                loaded = True
             finally:
                 with self._lock:
                     del self._loading[namespace]
+                    clean = self._writes.pop(namespace) == 0 and loaded
+                    if clean:  # installed before waiters wake, so they find it
+                        self._spaces[namespace] = space
+                        self._evict()
                 done.set()
-            with self._lock:
-                if self._writes.get(namespace, 0) == generation:
-                    self._spaces[namespace] = space
-                    self._evict()
-                    return space
+            if clean:
+                return space
         return None  # written to throughout: read the store this time
 
     def _wrote(self, namespace: str) -> None:
         """Note a write (the caller holds the lock): a load running now redoes."""
-        self._writes[namespace] = self._writes.get(namespace, 0) + 1
+        if namespace in self._writes:
+            self._writes[namespace] += 1
 
     def _evict(self) -> None:
         # Least recently used first; the newest namespace always stays.

@@ -89,9 +89,10 @@ _LOCKED = (
 
 # Milvus Lite serves gRPC from threads of this very process, with the server
 # default of at most one idle keepalive ping per 5 minutes; pymilvus pings
-# every 10 s. After about 30 idle seconds the server answers "too_many_pings",
-# grpc logs two error lines to stderr and the next call pays a reconnect. A
-# peer in the same process cannot vanish unnoticed, so Lite gets no pings.
+# every 10 s, backing off while idle. After a minute or more of idling the
+# server answers "too_many_pings", grpc logs two error lines to stderr and the
+# next call pays a reconnect. A peer in the same process cannot vanish
+# unnoticed, so Lite gets no pings.
 _LITE_CHANNEL = {
     "grpc.keepalive_time_ms": 2**31 - 1,
     "grpc.keepalive_permit_without_calls": False,

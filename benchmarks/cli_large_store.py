@@ -15,22 +15,16 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.bench.scale import bulk_load
+from hindsight_lg.bench.startup import LITE_FLOOR, wall
 
 IMPORT = [sys.executable, "-c", "import hindsight_lg"]
-FLOOR = [
-    sys.executable,
-    "-c",
-    "import hindsight_lg, pymilvus, milvus_lite.server_manager, "
-    "milvus_lite.adapter.grpc.server",
-]
+FLOOR = [sys.executable, "-c", LITE_FLOOR]
 
 
 def build(db: str, memories: int) -> None:
@@ -40,13 +34,6 @@ def build(db: str, memories: int) -> None:
         bulk_load(memory, 0, memories, 1, random.Random(1))
     finally:
         memory.close()
-
-
-def wall(argv: list[str]) -> float:
-    """Seconds one process takes, start to exit."""
-    start = time.perf_counter()
-    subprocess.run(argv, capture_output=True, check=True, timeout=600)
-    return time.perf_counter() - start
 
 
 def commands(db: str) -> dict[str, list[str]]:

@@ -70,6 +70,11 @@ def value_of(record: MemoryRecord) -> dict[str, Any]:
     stored = item_meta(record)
     if stored is not None:
         return dict(stored["value"])
+    return record_fields(record)
+
+
+def record_fields(record: MemoryRecord) -> dict[str, Any]:
+    """A memory's main fields, as filters match them."""
     return {
         "content": record.content,
         "kind": record.kind.value,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 NAMESPACE = "demo-user"  # the namespace `hindsight-lg demo` writes
 # What pymilvus imports to open a Lite file: Milvus Lite runs in the process.
-_LITE_FLOOR = (
+LITE_FLOOR = (
     "import hindsight_lg, pymilvus, milvus_lite.server_manager, "
     "milvus_lite.adapter.grpc.server"
 )
@@ -53,7 +53,8 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "hindsight_lg.cli", *args]
 
 
-def _wall(argv: list[str]) -> float:
+def wall(argv: list[str]) -> float:
+    """Seconds one process takes, start to exit."""
     start = time.perf_counter()
     subprocess.run(argv, capture_output=True, check=True, timeout=600)
     return time.perf_counter() - start
@@ -113,12 +114,12 @@ def measure_startup(
     for i in range(repeats):
         progress(f"cli: round {i + 1} of {repeats}")
         for name, argv in commands.items():
-            imports.append(_wall([sys.executable, "-c", "import hindsight_lg"]))
-            spent[name].append(_wall(argv))
-        floors.append(_wall([sys.executable, "-c", "import hindsight_lg, pymilvus"]))
-        lite_floors.append(_wall([sys.executable, "-c", _LITE_FLOOR]))
-    imports.append(_wall([sys.executable, "-c", "import hindsight_lg"]))
-    spent["forget"] = [_wall(_cli("forget", "-n", NAMESPACE, "--yes", "--uri", db))]
+            imports.append(wall([sys.executable, "-c", "import hindsight_lg"]))
+            spent[name].append(wall(argv))
+        floors.append(wall([sys.executable, "-c", "import hindsight_lg, pymilvus"]))
+        lite_floors.append(wall([sys.executable, "-c", LITE_FLOOR]))
+    imports.append(wall([sys.executable, "-c", "import hindsight_lg"]))
+    spent["forget"] = [wall(_cli("forget", "-n", NAMESPACE, "--yes", "--uri", db))]
     return Startup(
         import_s=statistics.median(imports),
         commands={name: statistics.median(v) for name, v in spent.items()},

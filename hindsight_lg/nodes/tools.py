@@ -23,6 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, model_validator
 
+from hindsight_lg._items import record_fields
 from hindsight_lg.identity import (
     Identity,
     IdentityRule,
@@ -100,18 +101,6 @@ def _row(record: MemoryRecord, score: float | None = None) -> dict[str, Any]:
     return row
 
 
-def _fields(record: MemoryRecord) -> dict[str, Any]:
-    return {
-        "kind": record.kind.value,
-        "importance": record.importance,
-        "confidence": record.confidence,
-        "agent_id": record.agent_id,
-        "thread_id": record.thread_id,
-        "status": record.status.value,
-        "content": record.content,
-    }
-
-
 class _Tools:
     """What both tools share: the engine, the identity rule, the answers."""
 
@@ -162,7 +151,7 @@ class _Tools:
         rows = [
             _row(m.record, m.score)
             for m in result.memories
-            if matches(_fields(m.record), args.filter)
+            if matches(record_fields(m.record), args.filter)
         ]
         return json.dumps(rows[: args.limit], ensure_ascii=False)
 

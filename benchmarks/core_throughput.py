@@ -36,7 +36,7 @@ from hindsight_lg import HindsightMemory, MemoryRecord
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.embeddings import Embedder, embedder_from_name
 from hindsight_lg.embeddings.base import Vectors
-from hindsight_lg.memory.capture.encode import classify, entities
+from hindsight_lg.memory.language.encode import classify, entities
 from hindsight_lg.memory.policy import Policy
 
 NAMES = "Maya Lena Tom Aiko Ravi Sofia Jonas Mei Omar Clara".split()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -285,3 +286,26 @@ class AuditEntry:
             detail=dict(data.get("detail") or {}),
             id=data.get("id") or new_id(),
         )
+
+
+# Graph node ids that are not memories: entities that ``mentions`` edges point
+# at, and the audit key of a thread's turns kept out of long-term memory.
+ENTITY_PREFIX = "entity:"
+OBSERVE_PREFIX = "observe:"
+
+
+def entity_id(name: str) -> str:
+    """The graph node id of an entity (edges ``mentions`` point at it)."""
+    return ENTITY_PREFIX + " ".join(name.lower().split())
+
+
+def observe_id(thread_id: str) -> str:
+    """The audit ``memory_id`` of a thread's turns kept out of long-term memory.
+
+    A hash, so any thread id fits the store's 64-character field, and
+    ``forget(thread_id=...)`` finds the thread's entries by it.
+    """
+    return (
+        OBSERVE_PREFIX
+        + hashlib.sha256(thread_id.encode("utf-8", "replace")).hexdigest()[:40]
+    )

@@ -34,17 +34,12 @@ from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
 from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.memory._shared import acquire, file_key, release, write_locks
 from hindsight_lg.memory._traced import traced
-from hindsight_lg.memory.capture import (
-    CaptureWorker,
-    Extractor,
-    Placement,
-    Spool,
-    SpooledCapture,
-    Writer,
-    to_turns,
-)
-from hindsight_lg.memory.capture.commit import DrainingBackend, GroupCommit
-from hindsight_lg.memory.capture.durable import check_capture
+from hindsight_lg.memory.capture import Placement, Writer, to_turns
+from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
+from hindsight_lg.memory.durability.commit import DrainingBackend, GroupCommit
+from hindsight_lg.memory.durability.durable import check_capture
+from hindsight_lg.memory.language.encode import Extractor
+from hindsight_lg.memory.language.timeparse import check_event_time
 from hindsight_lg.memory.lifecycle import (
     ClusterParams,
     Correction,
@@ -54,7 +49,6 @@ from hindsight_lg.memory.lifecycle import (
 )
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult, Searcher
-from hindsight_lg.memory.timeparse import check_event_time
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -99,7 +93,7 @@ class HindsightMemory:
             go to the store without first loading whole namespaces; if another
             engine in this process caches the same backend, its cache is used,
             so neither reads stale rows.
-        spool: a :class:`~hindsight_lg.memory.capture.spool.Spool` or its file path:
+        spool: a :class:`~hindsight_lg.memory.durability.spool.Spool` or its file path:
             captures are acknowledged once fsync'd there and replayed after a
             crash or a store outage (see ``docs/reliability.md``).
 
@@ -321,7 +315,7 @@ class HindsightMemory:
     def _extractor(self) -> Extractor | None:
         if self.llm is None:
             return None
-        from hindsight_lg.memory.capture.extract import llm_extractor
+        from hindsight_lg.memory.language.extract import llm_extractor
 
         return llm_extractor(self.llm)
 

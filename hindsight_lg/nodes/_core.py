@@ -28,7 +28,7 @@ from hindsight_lg.identity import (
     unattributed,
 )
 from hindsight_lg.memory.engine import DEFAULT_TIMEOUT, DefaultTimeout, HindsightMemory
-from hindsight_lg.memory.lifecycle.reflect import (
+from hindsight_lg.memory.jobs.reflect import (
     Reflection,
     areflect,
     reflect,
@@ -368,7 +368,7 @@ def reflect_node(
     identity: IdentityRule | None = None,
     strict: bool = True,
 ) -> Node:
-    """A node that reflects on the finished run (see :mod:`hindsight_lg.memory.lifecycle.reflect`).
+    """A node that reflects on the finished run (see :mod:`hindsight_lg.memory.jobs.reflect`).
 
     Args:
         memory: the engine to judge and update.

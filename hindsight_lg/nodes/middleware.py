@@ -34,7 +34,7 @@ from hindsight_lg.identity import (
     unattributed,
 )
 from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.memory.lifecycle.reflect import (
+from hindsight_lg.memory.jobs.reflect import (
     Reflection,
     areflect,
     reflect,

@@ -21,7 +21,7 @@ from hindsight_lg import HindsightMemory
 from hindsight_lg.backends.base import MemoryBackend, Where
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.backends.milvus import MilvusBackend
-from hindsight_lg.memory.transfer.portability import export_namespace
+from hindsight_lg.memory.jobs.portability import export_namespace
 from hindsight_lg.model import MemoryRecord, Scope
 from hindsight_lg.testing import HashingEmbedder
 

@@ -198,7 +198,7 @@ def _drop_newest_segment(uri: str) -> None:
 
 def test_reembed_of_a_store_that_lost_rows_copies_nothing(stored: str) -> None:
     """Re-embedding loads without setup(): the ledger still stops the copy."""
-    from hindsight_lg.memory.transfer.reembed import reembed
+    from hindsight_lg.memory.jobs.reembed import reembed
 
     _drop_newest_segment(stored)
     with pytest.raises(StoreUnavailable, match="lost data"):

@@ -126,7 +126,7 @@ class Loop:
             memory.consolidate("k")
 
     def reembed(self, memory: HindsightMemory) -> None:
-        from hindsight_lg.memory.transfer.reembed import reembed
+        from hindsight_lg.memory.jobs.reembed import reembed
 
         for _ in range(3):
             text, token = self.token()

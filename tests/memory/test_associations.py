@@ -14,8 +14,8 @@ import pytest
 from hindsight_lg import HindsightMemory, MemoryRecord, Policy
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder, HashingEmbedder
-from hindsight_lg.memory.capture.encode import entities
-from hindsight_lg.memory.capture.relations import (
+from hindsight_lg.memory.language.encode import entities
+from hindsight_lg.memory.language.relations import (
     Relation,
     relation_mentions,
     relations,

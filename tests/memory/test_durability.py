@@ -15,9 +15,9 @@ import pytest
 from hindsight_lg import HindsightMemory
 from hindsight_lg.embeddings.base import Vectors
 from hindsight_lg.errors import ConflictError, StoreUnavailable
-from hindsight_lg.memory.capture import spool as spool_module
-from hindsight_lg.memory.capture.commit import GroupCommit
-from hindsight_lg.memory.capture.spool import Spool
+from hindsight_lg.memory.durability import spool as spool_module
+from hindsight_lg.memory.durability.commit import GroupCommit
+from hindsight_lg.memory.durability.spool import Spool
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight_lg.memory.capture.encode import classify, entities, extract, salience
+from hindsight_lg.memory.language.encode import classify, entities, extract, salience
 from hindsight_lg.model import Kind, SourceKind
 
 REF = 1_686_756_600.0

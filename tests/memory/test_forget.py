@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.embeddings.base import Vectors
-from hindsight_lg.memory.lifecycle.erasure import forget_namespace
+from hindsight_lg.memory.jobs.erasure import forget_namespace
 from hindsight_lg.model import Edge, EdgeType
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 

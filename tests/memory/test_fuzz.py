@@ -15,12 +15,12 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from hindsight_lg import HindsightMemory
 from hindsight_lg._messages import text_of
 from hindsight_lg.cli import COMMANDS, main
-from hindsight_lg.memory.capture.extract import (
+from hindsight_lg.memory.jobs.reflect import ReflectionAnswer, _llm_answer
+from hindsight_lg.memory.language.extract import (
     ExtractedTurn,
     llm_extractor,
     parse_extraction,
 )
-from hindsight_lg.memory.lifecycle.reflect import ReflectionAnswer, _llm_answer
 from hindsight_lg.model import MemoryRecord
 from hindsight_lg.nodes import capture_node, recall_node
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from hindsight_lg import HindsightMemory
 from hindsight_lg.cli import main
 from hindsight_lg.errors import ConflictError, StoreError
-from hindsight_lg.memory.capture.spool import Spool
-from hindsight_lg.memory.lifecycle.erasure import forget_namespace
-from hindsight_lg.memory.transfer.portability import (
+from hindsight_lg.memory.durability.spool import Spool
+from hindsight_lg.memory.jobs.erasure import forget_namespace
+from hindsight_lg.memory.jobs.portability import (
     FORMAT,
     FORMAT_VERSION,
     export_namespace,

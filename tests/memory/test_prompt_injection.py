@@ -163,7 +163,7 @@ def test_reflection_prompt_keeps_memories_and_conversation_as_data() -> None:
     """A hostile memory and a hostile turn reach the reflection model escaped, one line each."""
     from langchain_core.messages import AIMessage, HumanMessage
 
-    from hindsight_lg.memory.lifecycle.reflect import reflect
+    from hindsight_lg.memory.jobs.reflect import reflect
     from hindsight_lg.testing import FakeToolChatModel, tool_call
 
     with HindsightMemory(

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hindsight_lg._text import focused_summary, summarize, terms
-from hindsight_lg.memory.capture.encode import extract
+from hindsight_lg.memory.language.encode import extract
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.result import (
     Candidate,

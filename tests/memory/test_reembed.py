@@ -16,7 +16,7 @@ from hindsight_lg.backends.base import Where
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.backends.milvus.generations import _done as finished
 from hindsight_lg.backends.milvus.generations import copy_generation, next_prefix
-from hindsight_lg.memory.transfer.reembed import reembed
+from hindsight_lg.memory.jobs.reembed import reembed
 from hindsight_lg.testing import HashingEmbedder
 
 TURNS = [
@@ -135,7 +135,7 @@ def test_a_failed_reembed_drops_its_collections_and_switches_nothing(
 # keeps the file locked for the life of the process that opened it.
 KILLED_RUN = """
 import os, signal, sys
-from hindsight_lg.memory.transfer.reembed import reembed
+from hindsight_lg.memory.jobs.reembed import reembed
 from hindsight_lg.testing import HashingEmbedder
 from tests.memory.test_reembed import fill
 

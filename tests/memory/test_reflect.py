@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from hindsight_lg import HindsightMemory, Kind
-from hindsight_lg.memory.lifecycle.reflect import Reflection, reflect, reflect_later
+from hindsight_lg.memory.jobs.reflect import Reflection, reflect, reflect_later
 from hindsight_lg.testing import (
     FakeToolChatModel,
     HashingEmbedder,

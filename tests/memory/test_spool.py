@@ -19,7 +19,7 @@ import pytest
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.errors import StoreUnavailable
-from hindsight_lg.memory.capture.spool import Spool
+from hindsight_lg.memory.durability.spool import Spool
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 CHILD = Path(__file__).with_name("_capture_loop.py")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight_lg.memory.timeparse import check_event_time, find_window, to_dt
+from hindsight_lg.memory.language.timeparse import check_event_time, find_window, to_dt
 
 # Wednesday 14 June 2023, 15:30 UTC.
 REF = datetime(2023, 6, 14, 15, 30, tzinfo=UTC).timestamp()

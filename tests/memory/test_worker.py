@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg._messages import message_key, plain_messages
-from hindsight_lg.memory.capture.worker import CaptureWorker
+from hindsight_lg.memory.durability.worker import CaptureWorker
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 

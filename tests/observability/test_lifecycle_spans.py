@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from opentelemetry.sdk.trace import ReadableSpan
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.memory.lifecycle.reflect import reflect
+from hindsight_lg.memory.jobs.reflect import reflect
 from hindsight_lg.testing import capture_spans
 
 

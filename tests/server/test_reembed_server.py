@@ -10,7 +10,7 @@ import pytest
 from hindsight_lg import HindsightMemory
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.backends.milvus.generations import copy_generation
-from hindsight_lg.memory.transfer.reembed import reembed
+from hindsight_lg.memory.jobs.reembed import reembed
 from hindsight_lg.testing import HashingEmbedder
 
 TURNS = ["I prefer green tea over coffee", "My sister Anna lives in Lisbon"]

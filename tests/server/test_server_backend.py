@@ -7,7 +7,7 @@ import json
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.backends.milvus import MilvusBackend
-from hindsight_lg.memory.transfer.portability import (
+from hindsight_lg.memory.jobs.portability import (
     export_namespace,
     import_namespace,
     read_export,

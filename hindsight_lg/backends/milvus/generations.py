@@ -24,7 +24,7 @@ Cost: one read of the old store and one write of the new, namespace by
 namespace; memory holds one namespace's records at a time.
 
 This module knows Milvus and nothing of embeddings: the engine's
-:func:`hindsight_lg.memory.transfer.reembed.reembed` supplies the vectors.
+:func:`hindsight_lg.memory.jobs.reembed.reembed` supplies the vectors.
 """
 
 from __future__ import annotations

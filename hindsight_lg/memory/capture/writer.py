@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,8 +16,13 @@ from hindsight_lg._messages import AI, HUMAN, lookup, role, text_of
 from hindsight_lg._text import clean, has_negation, summarize
 from hindsight_lg.backends.base import MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder
-from hindsight_lg.memory.capture.encode import EventDraft, Extraction, extract
-from hindsight_lg.memory.capture.staging import StagedWrites
+from hindsight_lg.memory.durability.staging import StagedWrites
+from hindsight_lg.memory.language.encode import (
+    EventDraft,
+    Extraction,
+    Extractor,
+    extract,
+)
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.model import (
     CONTEXT_KEY,
@@ -31,9 +35,10 @@ from hindsight_lg.model import (
     SourceKind,
     Status,
     Tier,
+    entity_id,
+    observe_id,
 )
 
-Extractor = Callable[[str, str | None, float], Extraction]
 # The previous turn blended into an event's vector is cut to this length, and
 # only the most recently active threads keep theirs.
 _CONTEXT_CHARS = 1000
@@ -50,23 +55,6 @@ class Turn:
     source_ids: list[str]
     source_kind: SourceKind = SourceKind.USER_CONFIRMED
     truncated: bool = False
-
-
-def entity_id(name: str) -> str:
-    """The graph node id of an entity (edges ``mentions`` point at it)."""
-    return "entity:" + " ".join(name.lower().split())
-
-
-def observe_id(thread_id: str) -> str:
-    """The audit ``memory_id`` of a thread's turns kept out of long-term memory.
-
-    A hash, so any thread id fits the store's 64-character field, and
-    ``forget(thread_id=...)`` finds the thread's entries by it.
-    """
-    return (
-        "observe:"
-        + hashlib.sha256(thread_id.encode("utf-8", "replace")).hexdigest()[:40]
-    )
 
 
 def to_turns(

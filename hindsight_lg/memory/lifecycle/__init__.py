@@ -1,9 +1,9 @@
-"""Lifecycle: strength, reinforcement, decay, consolidation, reflection, forgetting.
+"""Lifecycle: strength, reinforcement, decay, consolidation, correction, deletion.
 
 ``ops`` holds :class:`Lifecycle`, the engine's collaborator that does the I/O;
-``strength`` and ``consolidate`` hold the maths; ``reflect`` writes lessons
-after a run; ``correct`` applies a person's corrections;
-``erasure`` deletes for real and verifies it.
+``strength`` and ``consolidate`` hold the maths; ``correct`` applies a
+person's corrections. Reflection and forgetting a whole namespace are jobs
+(:mod:`hindsight_lg.memory.jobs`).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from hindsight_lg import telemetry
 from hindsight_lg.backends.base import Where
 from hindsight_lg.errors import ConflictError
-from hindsight_lg.memory.capture.writer import embed_records, entity_id
+from hindsight_lg.memory.capture.writer import embed_records
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -45,6 +45,7 @@ from hindsight_lg.model import (
     MemoryRecord,
     SourceKind,
     Status,
+    entity_id,
 )
 
 if TYPE_CHECKING:

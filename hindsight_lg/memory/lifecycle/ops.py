@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from hindsight_lg import telemetry
 from hindsight_lg.backends.base import Where, check_namespace
 from hindsight_lg.errors import ConflictError
-from hindsight_lg.memory.capture.writer import embed_records, entity_id
+from hindsight_lg.memory.capture.writer import embed_records
 from hindsight_lg.memory.lifecycle import _journal as journal
 from hindsight_lg.memory.lifecycle import correct as correction
 from hindsight_lg.memory.lifecycle import strength as lifecycle
@@ -28,7 +28,7 @@ from hindsight_lg.memory.lifecycle.consolidate import (
     semantic_record,
 )
 from hindsight_lg.memory.lifecycle.correct import Correction, CorrectionFactors
-from hindsight_lg.memory.lifecycle.erasure import delete_memories
+from hindsight_lg.memory.lifecycle.deletion import delete_memories
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -38,6 +38,7 @@ from hindsight_lg.model import (
     Scope,
     SourceKind,
     Tier,
+    entity_id,
 )
 
 if TYPE_CHECKING:

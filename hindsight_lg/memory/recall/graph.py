@@ -15,10 +15,9 @@ from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg.backends.base import MemoryBackend, visible_to
-from hindsight_lg.memory.capture.writer import entity_id
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.result import Candidate
-from hindsight_lg.model import EdgeType, MemoryRecord, Status
+from hindsight_lg.model import ENTITY_PREFIX, EdgeType, MemoryRecord, Status, entity_id
 
 GRAPH_TYPES = tuple(t for t in EdgeType if t is not EdgeType.SUPERSEDES)
 
@@ -82,7 +81,7 @@ class Diffusion:
                 edges = self.backend.edges(namespace, list(frontier), types=GRAPH_TYPES)
                 nxt = self._spread(frontier, edges)
                 for node, by_seed in nxt.items():
-                    if not node.startswith("entity:"):
+                    if not node.startswith(ENTITY_PREFIX):
                         reached[node] = max(reached[node], max(by_seed.values()))
                 # Only newly reached nodes spread on; seeds already have.
                 frontier = {n: a for n, a in nxt.items() if n not in seen}
@@ -105,7 +104,7 @@ class Diffusion:
                     if seed == b:
                         continue
                     spread = act * e.weight * self.policy.graph_decay
-                    if a.startswith("entity:"):
+                    if a.startswith(ENTITY_PREFIX):
                         spread /= math.sqrt(max(1, fan[a] - 1))
                     if spread > nxt[b].get(seed, 0.0):
                         nxt[b][seed] = spread

@@ -17,15 +17,15 @@ from hindsight_lg._text import (
     one_visible_line,
     terms,
 )
-from hindsight_lg.memory.capture.encode import emotion_words
-from hindsight_lg.memory.capture.encode import entities as find_entities
-from hindsight_lg.memory.capture.relations import (
+from hindsight_lg.memory.language.encode import emotion_words
+from hindsight_lg.memory.language.encode import entities as find_entities
+from hindsight_lg.memory.language.relations import (
     Relation,
     relation_mentions,
     relations,
 )
+from hindsight_lg.memory.language.timeparse import TimeWindow, find_window
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.timeparse import TimeWindow, find_window
 from hindsight_lg.model import Kind, MemoryRecord, Status, to_datetime
 
 _DAY = 86400.0

@@ -10,8 +10,7 @@ from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder, Reranker
-from hindsight_lg.memory.capture.relations import substitute
-from hindsight_lg.memory.capture.writer import entity_id
+from hindsight_lg.memory.language.relations import substitute
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.graph import Diffusion, seed_score
 from hindsight_lg.memory.recall.result import (
@@ -34,7 +33,7 @@ from hindsight_lg.memory.recall.trace import (
     rerank_inputs,
     rerank_outputs,
 )
-from hindsight_lg.model import Kind, Status
+from hindsight_lg.model import Kind, Status, entity_id
 
 _DAY = 86400.0
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from hindsight_lg.backends.base import check_namespace
-from hindsight_lg.memory.transfer._import_check import (
+from hindsight_lg.memory.jobs._import_check import (
     check_audit,
     check_edge,
     check_record,

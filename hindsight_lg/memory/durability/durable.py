@@ -23,7 +23,7 @@ from typing import Any
 from hindsight_lg._messages import plain_messages
 from hindsight_lg.backends.base import check_namespace
 from hindsight_lg.errors import StoreError
-from hindsight_lg.memory.capture.spool import Spool, SpoolEntry, marker_id
+from hindsight_lg.memory.durability.spool import Spool, SpoolEntry, marker_id
 from hindsight_lg.model import MemoryRecord, Scope
 from hindsight_lg.telemetry import SPOOL, degrade
 

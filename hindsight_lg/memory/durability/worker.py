@@ -31,7 +31,7 @@ from opentelemetry import trace
 
 from hindsight_lg import telemetry
 from hindsight_lg._messages import message_key
-from hindsight_lg.memory.capture.commit import at_exit
+from hindsight_lg.memory.durability.commit import at_exit
 from hindsight_lg.telemetry import parent_span
 
 CaptureFn = Callable[..., Any]

@@ -1,18 +1,19 @@
 """Turn a conversation turn into structured events (English + Chinese heuristics).
 
 The heuristics are deliberately transparent: each rule is a keyword list a
-reader can check. An LLM extractor (:mod:`hindsight_lg.memory.capture.extract`) can
+reader can check. An LLM extractor (:mod:`hindsight_lg.memory.language.extract`) can
 replace them; its output is validated into the same :class:`EventDraft`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hindsight_lg._text import has_cjk, has_negation, split_events, terms, words
-from hindsight_lg.memory.capture.relations import NOT_NAMES, relations
-from hindsight_lg.memory.timeparse import find_window
+from hindsight_lg.memory.language.relations import NOT_NAMES, relations
+from hindsight_lg.memory.language.timeparse import find_window
 from hindsight_lg.model import Kind, SourceKind
 
 _RULES: list[tuple[Kind, re.Pattern[str]]] = [
@@ -140,6 +141,10 @@ class Extraction:
 
     events: list[EventDraft]
     causes: list[tuple[int, int]] = field(default_factory=list)
+
+
+# What an extractor is: (text, speaker, event time) -> the turn's events.
+Extractor = Callable[[str, str | None, float], Extraction]
 
 
 def emotion_words(text: str) -> list[str]:

@@ -41,8 +41,8 @@ from typing import Any
 
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.errors import StoreError
-from hindsight_lg.memory.capture.spool import Spool, marker_id
-from hindsight_lg.memory.capture.staging import StagedWrites
+from hindsight_lg.memory.durability.spool import Spool, marker_id
+from hindsight_lg.memory.durability.staging import StagedWrites
 from hindsight_lg.model import AuditEntry, MemoryRecord
 from hindsight_lg.telemetry import SPOOL, degrade
 

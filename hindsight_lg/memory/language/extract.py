@@ -12,9 +12,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from hindsight_lg.memory.capture.encode import EventDraft, Extraction, extract
-from hindsight_lg.memory.capture.writer import Extractor
-from hindsight_lg.memory.timeparse import find_window
+from hindsight_lg.memory.language.encode import (
+    EventDraft,
+    Extraction,
+    Extractor,
+    extract,
+)
+from hindsight_lg.memory.language.timeparse import find_window
 from hindsight_lg.model import Kind
 from hindsight_lg.telemetry import FALLBACK, degrade
 

@@ -1,4 +1,4 @@
-"""Export and import of one namespace (verified forgetting: ``lifecycle.erasure``).
+"""Export and import of one namespace (verified forgetting: ``jobs.erasure``).
 
 The export format is JSON Lines: a header, then one line per record, edge and
 audit entry, then an ``end`` line with the counts and a SHA-256 of the header
@@ -31,14 +31,14 @@ from typing import Any, Protocol, TextIO
 
 from hindsight_lg.backends.base import Where, check_namespace, visible_to
 from hindsight_lg.errors import StoreError
-from hindsight_lg.memory.transfer._format import (
+from hindsight_lg.memory.jobs._format import (
     FORMAT,
     FORMAT_VERSION,
     ExportFile,
     LineWriter,
     read_export,
 )
-from hindsight_lg.model import Edge, MemoryRecord, now_ts
+from hindsight_lg.model import ENTITY_PREFIX, Edge, MemoryRecord, now_ts
 
 __all__ = [
     "FORMAT",
@@ -111,7 +111,7 @@ def _export_lines(
     for e in edges_of(memory, namespace, ids):
         # An edge to a memory the reader may not see would reveal its id.
         if agent_id is None or all(
-            end in known or end.startswith("entity:") for end in (e.src, e.dst)
+            end in known or end.startswith(ENTITY_PREFIX) for end in (e.src, e.dst)
         ):
             yield "edge", e.to_dict()
     for a in memory.backend.audit(namespace):

@@ -14,7 +14,7 @@ from milvus_lite.server_manager import server_manager_instance
 
 from hindsight_lg.backends.base import Where
 from hindsight_lg.backends.milvus import MilvusBackend
-from hindsight_lg.backends.milvus import backend as milvus
+from hindsight_lg.backends.milvus import _setup as milvus_setup
 from hindsight_lg.backends.milvus._integrity import LEDGER
 from hindsight_lg.backends.milvus._lite_repair import remove_index_sidecars
 from hindsight_lg.errors import StoreUnavailable
@@ -105,7 +105,7 @@ def test_still_unreadable_after_repair_raises_naming_the_collection(
         sidecar.write_bytes(torn)  # as if the disk tore it again
         return removed
 
-    monkeypatch.setattr(milvus, "remove_index_sidecars", remove_then_tear_again)
+    monkeypatch.setattr(milvus_setup, "remove_index_sidecars", remove_then_tear_again)
     expected = re.escape(str(Path(uri) / "collections" / "hindsight_memories"))
     with pytest.raises(StoreUnavailable, match=expected):
         _close(_open(uri))

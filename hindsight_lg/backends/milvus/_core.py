@@ -1,0 +1,253 @@
+"""What every part of the Milvus backend shares: the client, its calls, its names.
+
+:class:`MilvusCore` holds the connection and the state the other parts read
+(collection names, the Lite row ledger, the dirty flag); ``_setup``,
+``_records`` and ``_graph`` add the operations on top, and
+:class:`~hindsight_lg.backends.milvus.backend.MilvusBackend` joins them.
+Errors from pymilvus are translated into the store's error tree here, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from hindsight_lg._text import terms as lexical_terms
+from hindsight_lg.backends.base import Capabilities
+from hindsight_lg.backends.milvus import _lite_server as lite_server
+from hindsight_lg.backends.milvus._integrity import (
+    RowLedger,
+    check_manifests,
+    deleted_rows,
+)
+from hindsight_lg.backends.milvus._lease import MilvusLeases
+from hindsight_lg.backends.milvus._lite_server import served_here
+from hindsight_lg.errors import (
+    StoreError,
+    StoreLocked,
+    StoreTimeout,
+    StoreUnavailable,
+)
+
+SCHEMA_VERSION = 1
+QUERY_WINDOW = 16384  # Milvus caps offset+limit of one query at this
+STUB_VECTOR = [0.0, 0.0]  # edges/audit/meta need a vector field to exist
+SCALARS = (
+    "namespace",
+    "agent_id",
+    "scope",
+    "tier",
+    "kind",
+    "status",
+    "thread_id",
+    "event_time",
+    "created_at",
+    "importance",
+    "strength",
+)
+RECORD_FIELDS = ["id", "doc", *SCALARS]
+POINTER = "active_prefix"  # meta row naming the collections in use
+
+
+def pk(namespace: str, key: str) -> str:
+    return hashlib.sha1(f"{namespace}\x1f{key}".encode()).hexdigest()
+
+
+def token(term: str) -> str:
+    """A term as an ASCII token Milvus's standard analyzer keeps whole.
+
+    Chinese bigrams would otherwise be split back into single characters.
+    """
+    return term if term.isascii() and term.isalnum() else "x" + term.encode().hex()
+
+
+def lexical_tokens(text: str) -> str:
+    """The lexical terms of ``text`` as analyzer-safe tokens, space-separated."""
+    return " ".join(token(t) for t in lexical_terms(text))
+
+
+_LOCKED = (
+    "{action}: another process holds this Milvus Lite file. Milvus Lite is "
+    "single-process: for several processes use a Milvus server "
+    "(from_uri('http://host:19530')) or run `milvus-lite server`."
+)
+
+
+# Milvus Lite serves gRPC from threads of this very process, with the server
+# default of at most one idle keepalive ping per 5 minutes; pymilvus pings
+# every 10 s, backing off while idle. After a minute or more of idling the
+# server answers "too_many_pings", grpc logs two error lines to stderr and the
+# next call pays a reconnect. A peer in the same process cannot vanish
+# unnoticed, so Lite gets no pings.
+_LITE_CHANNEL = {
+    "grpc.keepalive_time_ms": 2**31 - 1,
+    "grpc.keepalive_permit_without_calls": False,
+}
+
+
+def _lite_locked(uri: str) -> bool:
+    """True when another process holds the Milvus Lite data directory's lock."""
+    lock = Path(uri).expanduser() / "LOCK"
+    if not lock.is_file() or served_here(uri):
+        return False
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; the generic error is raised instead
+        return False
+    with lock.open("rb") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
+
+
+def _translate(exc: Exception, action: str) -> StoreError:
+    text = str(exc)
+    if "lock" in text.lower() or "DataDirLocked" in repr(
+        exc.__cause__ or exc.__context__
+    ):
+        return StoreLocked(_LOCKED.format(action=action))
+    if "timeout" in text.lower() or "deadline" in text.lower():
+        return StoreTimeout(f"{action}: Milvus did not answer in time ({text[:200]})")
+    if "connect" in text.lower() or "unavailable" in text.lower():
+        return StoreUnavailable(f"{action}: Milvus is unreachable ({text[:200]})")
+    return StoreError(f"{action}: {text[:300]}")
+
+
+# Filters every part uses. Milvus needs some filter to scan a whole
+# collection; `pk != ""` matches every row.
+ALL_ROWS = 'pk != ""'
+EVERYTHING = 10**7  # a limit no store reaches: "all matching rows, paged"
+
+
+class MilvusCore:
+    """The client and the state shared by the backend's parts (see module doc)."""
+
+    uri: str
+    is_lite: bool
+    prefix: str
+    active_prefix: str
+    timeout: float | None
+    capabilities: Capabilities
+    _rows: RowLedger | None
+    _counted: bool
+    _client: Any
+    _lock: threading.RLock
+    _dirty: bool
+    _infix_like: bool
+    _leases: MilvusLeases | None
+
+    @property
+    def memories(self) -> str:
+        return f"{self.active_prefix}_memories"
+
+    def _name(self, kind: str) -> str:
+        return f"{self.active_prefix}_{kind}"
+
+    def _connect(self, uri: str, token: str) -> Any:
+        from pymilvus import MilvusClient
+
+        started = False
+        if self.is_lite:
+            Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+            started = not served_here(uri)
+            if started:  # else this process's server has read it already
+                check_manifests(uri)
+        options = {"grpc_options": _LITE_CHANNEL} if self.is_lite else {}
+        try:
+            client = MilvusClient(uri=uri, token=token, timeout=self.timeout, **options)
+        except Exception as exc:
+            # Milvus Lite logs the lock error and raises a generic "Open local
+            # milvus failed", so ask the lock file itself.
+            if self.is_lite and _lite_locked(uri):
+                raise StoreLocked(_LOCKED.format(action=f"opening {uri}")) from exc
+            raise _translate(exc, f"opening Milvus at {uri}") from exc
+        if self.is_lite:
+            lite_server.opened(uri, started=started)
+        return client
+
+    def _call(self, action: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if not self.is_lite:
+            kwargs.setdefault("timeout", self.timeout)
+        try:
+            with self._lock, self._shrinking(fn, args, kwargs):
+                return fn(*args, **kwargs)
+        except (StoreError, ValueError, TypeError):
+            raise
+        except Exception as exc:
+            raise _translate(exc, action) from exc
+
+    def _shrinking(
+        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> AbstractContextManager[None]:
+        # Every delete or drop lowers the ledger first, whoever calls it, so
+        # the ledger never records more rows than a healthy store holds.
+        if self._rows is None:
+            return nullcontext()
+        if fn == self._client.delete:
+            return self._rows.shrinking(args[0], deleted_rows(args, kwargs))
+        if fn == self._client.drop_collection:
+            return self._rows.shrinking(args[0], None)
+        return nullcontext()
+
+    def _iter_rows(
+        self, name: str, expr: str, fields: list[str], limit: int
+    ) -> Iterator[dict[str, Any]]:
+        self._flush_if_dirty()
+        if limit <= QUERY_WINDOW:
+            yield from self._call(
+                "querying",
+                self._client.query,
+                name,
+                filter=expr,
+                output_fields=fields,
+                limit=limit,
+            )
+            return
+        it = self._call(
+            "querying",
+            self._client.query_iterator,
+            name,
+            filter=expr,
+            output_fields=fields,
+            batch_size=1000,
+            limit=limit,
+        )
+
+        def next_batch(**_: Any) -> Any:
+            # QueryIterator.next takes no timeout, which _call adds on servers.
+            return it.next()
+
+        try:
+            while batch := self._call("querying", next_batch):
+                yield from batch
+        finally:
+            it.close()
+
+    def _flush_if_dirty(self) -> None:
+        # Milvus Lite scans unflushed rows slowly, so flush before reading.
+        # Servers make unflushed rows searchable themselves (Strong consistency).
+        if self._dirty and self.is_lite:
+            self.flush()
+
+    def flush(self) -> None:
+        """Make written rows durable and fast to search.
+
+        Milvus Lite seals its growing segments (unsealed rows are searched by
+        a slow scan). A server needs nothing: an acknowledged write is already
+        in its log, and Strong reads see it; a client flush there would only
+        force segment sealing, which is slow and rate-limited.
+        """
+        if not self.is_lite:
+            self._dirty = False
+            return
+        with self._lock:
+            for name in (self.memories, *(self._name(k) for k in ("edges", "audit"))):
+                self._call("flushing", self._client.flush, name)
+            self._dirty = False

@@ -1,0 +1,329 @@
+"""Schema and setup of the Milvus backend: collections, indexes, meta, ledger.
+
+``setup()`` creates what is missing, loads all four collections (repairing a
+torn Milvus Lite index file once), checks the Lite row ledger and the stored
+embedding model, and follows the pointer row that re-embedding writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hindsight_lg import telemetry
+from hindsight_lg.backends.base import Capabilities
+from hindsight_lg.backends.milvus._core import (
+    ALL_ROWS,
+    POINTER,
+    SCHEMA_VERSION,
+    STUB_VECTOR,
+    MilvusCore,
+)
+from hindsight_lg.backends.milvus._expr import lit
+from hindsight_lg.backends.milvus._lite_repair import remove_index_sidecars, unreadable
+from hindsight_lg.errors import EmbeddingMismatch, StoreError, StoreTimeout
+
+_EMBEDDING_ROW = 'pk == "embedding"'
+
+
+class SetupOps(MilvusCore):
+    """Collections, schema, meta rows and the Lite row ledger."""
+
+    def _row_counts(
+        self, names: Sequence[str] = (), *, exact: bool = False
+    ) -> dict[str, int]:
+        names = names or [
+            self.memories,
+            *(self._name(k) for k in ("edges", "audit", "meta")),
+        ]
+        counts = {}
+        for name in names:
+            rows = self._call(
+                "counting rows",
+                self._client.query,
+                name,
+                # No filter: Milvus Lite counts from segment metadata
+                # (milliseconds), which upserts and deletes inflate until a
+                # compaction; `pk != ""` scans every row and is exact.
+                filter=ALL_ROWS if exact else "",
+                output_fields=["count(*)"],
+            )
+            counts[name] = int(rows[0]["count(*)"]) if rows else 0
+        return counts
+
+    def _verify_rows(self, names: Sequence[str] = ()) -> dict[str, int]:
+        """Raise if a collection holds fewer rows than the ledger's exact record.
+
+        The fast count is an upper bound of the rows held, so it clears a
+        collection in milliseconds; only a collection whose fast count is
+        below the record is counted exactly before it is judged.
+
+        Returns:
+            The fast counts, so a caller about to record need not count again.
+        """
+        if self._rows is None:
+            return {}
+        recorded = self._rows.read()
+        fast = self._row_counts(names)
+        low = [n for n, c in fast.items() if c < recorded.get(n, 0)]
+        if low:
+            self._rows.verify(self._row_counts(low, exact=True))
+        return fast
+
+    def _check_rows(self) -> None:
+        """Raise if a collection lost rows since the ledger's record; then record."""
+        if self._rows is None:
+            return
+        with self._lock, self._rows.lock:
+            fast = self._verify_rows()
+            self._counted = True
+        self._record_rows(fast)
+
+    def _record_rows(self, fast: dict[str, int] | None = None) -> None:
+        """Raise the ledger to exact counts of the collections that grew.
+
+        The ledger holds exact counts only (a fast count inflated by upserts
+        would later read as lost rows once compaction removed them). A
+        collection is counted exactly when its fast count grew by a quarter
+        since the record, so the scans cost in proportion to what was written.
+        ``fast`` reuses counts just taken (at open) instead of counting again.
+        """
+        if self._rows is None or not self._counted:
+            return
+        try:
+            with self._lock, self._rows.lock:
+                recorded = self._rows.read()
+                grown = [
+                    name
+                    for name, rows in (fast or self._row_counts()).items()
+                    if rows > 1.25 * recorded.get(name, 0)
+                ]
+                if grown:
+                    self._rows.record(self._row_counts(grown, exact=True))
+        except (StoreError, OSError) as exc:
+            # The ledger stays a lower bound without this update: only newer
+            # rows go unguarded until the next open.
+            telemetry.get_logger().warning(
+                "lite_row_ledger_not_updated", error=str(exc)
+            )
+
+    def setup(self, *, dim: int, model_id: str) -> None:
+        """Create the collections if missing; check the stored embedding model."""
+        # One listing instead of a round trip per collection: opening a store
+        # is most of what a command that embeds nothing spends.
+        present = set(self._call("listing collections", self._client.list_collections))
+        self.active_prefix = self.read_pointer(present)
+        if self.memories not in present:
+            self._create_memories(dim)
+        for kind, builder in (
+            ("edges", self._edges_schema),
+            ("audit", self._audit_schema),
+            ("meta", self._meta_schema),
+        ):
+            if self._name(kind) not in present:
+                self._create_stub(self._name(kind), builder())
+        for name in (
+            self.memories,
+            *(self._name(k) for k in ("edges", "audit", "meta")),
+        ):
+            self._load(name, verify=False)  # _check_rows verifies all four
+        self._check_rows()
+        self._check_model(dim, model_id)
+        self.capabilities = Capabilities(
+            bm25=self._has_bm25(), name=self.capabilities.name
+        )
+
+    def _load(self, name: str, *, verify: bool = True) -> None:
+        """Load a collection; on Milvus Lite, repair a torn index file once.
+
+        A SIGKILL while Milvus Lite writes an index sidecar leaves it truncated
+        and every later load fails. Sidecars are rebuilt from the data files
+        when missing, so they are removed and the load retried on the same
+        server: the failed load left the collection released, not broken.
+        """
+        with self._lock:
+            try:
+                self._call("loading collection", self._client.load_collection, name)
+            except StoreTimeout:
+                raise  # slow, not broken: a retry would only be slower
+            except StoreError as exc:
+                # Not narrowed by class: a torn file's message can read as
+                # "unavailable" (FAISS quotes errno: "Resource temporarily
+                # unavailable"), and a needless repair costs one index build.
+                if not self.is_lite or not remove_index_sidecars(self.uri, name, exc):
+                    raise
+                self._load_repaired(name)
+            # Whoever loads it (setup, reembed's copy): a collection that lost
+            # rows is never read as if it were whole.
+            if verify and self._rows is not None:
+                with self._rows.lock:
+                    self._verify_rows([name])
+
+    def _load_repaired(self, name: str) -> None:
+        try:
+            self._call("loading collection", self._client.load_collection, name)
+        except StoreTimeout:
+            raise
+        except StoreError as exc:
+            raise unreadable(self.uri, name, exc) from exc
+
+    def _has(self, name: str) -> bool:
+        return bool(
+            self._call("listing collections", self._client.has_collection, name)
+        )
+
+    def _create_memories(self, dim: int) -> None:
+        from pymilvus import DataType, Function, FunctionType
+
+        schema = self._memories_schema(dim)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="lexical_bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["lexical"],
+                output_field_names=["sparse"],
+            )
+        )
+        index = self._client.prepare_index_params()
+        index.add_index("dense", index_type="AUTOINDEX", metric_type="COSINE")
+        index.add_index(
+            "sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25"
+        )
+        try:
+            self._create(self.memories, schema, index)
+        except StoreError:
+            # Servers before 2.5 have no sparse vectors or BM25: fall back to a
+            # dense-only schema and the client-side lexical path. Milvus 2.3
+            # creates the collection before refusing the sparse index: drop
+            # that half-made collection first.
+            if self._has(self.memories):
+                self._call("dropping", self._client.drop_collection, self.memories)
+            index = self._client.prepare_index_params()
+            index.add_index("dense", index_type="AUTOINDEX", metric_type="COSINE")
+            self._create(
+                self.memories, self._memories_schema(dim, analyzer=False), index
+            )
+
+    def _memories_schema(self, dim: int, analyzer: bool = True) -> Any:
+        from pymilvus import DataType
+
+        s = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
+        s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
+        s.add_field("id", DataType.VARCHAR, max_length=64)
+        s.add_field("namespace", DataType.VARCHAR, max_length=512)
+        for name in ("agent_id", "thread_id"):
+            s.add_field(name, DataType.VARCHAR, max_length=512)
+        for name in ("scope", "tier", "kind", "status"):
+            s.add_field(name, DataType.VARCHAR, max_length=32)
+        for name in ("event_time", "created_at"):
+            s.add_field(name, DataType.DOUBLE)
+        for name in ("importance", "strength"):
+            s.add_field(name, DataType.FLOAT)
+        extra = {"enable_analyzer": True} if analyzer else {}
+        s.add_field("lexical", DataType.VARCHAR, max_length=65535, **extra)
+        s.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+        s.add_field("doc", DataType.JSON)
+        return s
+
+    def _stub_schema(self, fields: list[tuple[str, int]]) -> Any:
+        from pymilvus import DataType
+
+        s = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
+        s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
+        for name, length in fields:
+            s.add_field(name, DataType.VARCHAR, max_length=length)
+        s.add_field("at", DataType.DOUBLE)
+        s.add_field("doc", DataType.JSON)
+        s.add_field("stub", DataType.FLOAT_VECTOR, dim=2)
+        return s
+
+    def _edges_schema(self) -> Any:
+        return self._stub_schema(
+            [("namespace", 512), ("src", 64), ("dst", 64), ("type", 32)]
+        )
+
+    def _audit_schema(self) -> Any:
+        return self._stub_schema([("namespace", 512), ("memory_id", 64), ("op", 32)])
+
+    def _meta_schema(self) -> Any:
+        return self._stub_schema([("namespace", 512)])
+
+    def _create_stub(self, name: str, schema: Any) -> None:
+        index = self._client.prepare_index_params()
+        index.add_index("stub", index_type="FLAT", metric_type="L2")
+        self._create(name, schema, index)
+
+    def _create(self, name: str, schema: Any, index: Any) -> None:
+        self._call(
+            f"creating collection {name}",
+            self._client.create_collection,
+            name,
+            schema=schema,
+            index_params=index,
+            consistency_level="Strong",
+        )
+
+    def _has_bm25(self) -> bool:
+        info = self._call(
+            "describing collection", self._client.describe_collection, self.memories
+        )
+        return any(f.get("name") == "sparse" for f in info.get("fields", []))
+
+    def _check_model(self, dim: int, model_id: str) -> None:
+        rows = self._call(
+            "reading meta",
+            self._client.query,
+            self._name("meta"),
+            filter=_EMBEDDING_ROW,
+            output_fields=["doc"],
+        )
+        if not rows:
+            self._put_meta(
+                "embedding",
+                {"model_id": model_id, "dim": dim, "schema_version": SCHEMA_VERSION},
+            )
+            return
+        stored = rows[0]["doc"]
+        if (stored.get("model_id"), stored.get("dim")) != (model_id, dim):
+            raise EmbeddingMismatch(
+                f"collection {self.memories} holds vectors of {stored.get('model_id')} "
+                f"(dim {stored.get('dim')}), but the embedder is {model_id} (dim {dim}). "
+                "Use the same embedder, or run `hindsight-lg reembed` to re-embed into "
+                "a new collection."
+            )
+
+    def read_pointer(self, present: set[str] | None = None) -> str:
+        """The prefix ``<prefix>_meta`` points to (``prefix`` itself when none).
+
+        ``present`` is the collections just listed, if the caller has them.
+        """
+        base = f"{self.prefix}_meta"
+        exists = self._has(base) if present is None else base in present
+        if not exists:
+            return self.prefix
+        self._load(base)
+        rows = self._call(
+            "reading meta",
+            self._client.query,
+            base,
+            filter=f"pk == {lit(POINTER)}",
+            output_fields=["doc"],
+        )
+        return str(rows[0]["doc"]["prefix"]) if rows else self.prefix
+
+    def switch_to(self, prefix: str) -> None:
+        """Point ``<prefix>_meta`` at another prefix's collections.
+
+        One single-row upsert, so a process opening the store sees either the
+        old collections or the new ones, never a mix.
+        """
+        row = {"pk": POINTER, "namespace": "", "at": 0.0, "doc": {"prefix": prefix}}
+        row["stub"] = STUB_VECTOR
+        base = f"{self.prefix}_meta"
+        self._call("switching collections", self._client.upsert, base, [row])
+        self._call("flushing", self._client.flush, base)
+
+    def _put_meta(self, key: str, doc: dict[str, Any]) -> None:
+        row = {"pk": key, "namespace": "", "at": 0.0, "doc": doc, "stub": STUB_VECTOR}
+        self._call("writing meta", self._client.upsert, self._name("meta"), [row])

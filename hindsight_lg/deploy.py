@@ -193,6 +193,6 @@ def chat_model(offline: Callable[[], Any] | None = None) -> Any:
         return init_chat_model(name)
     if offline is not None:
         return offline()
-    from hindsight_lg.testing import FakeToolChatModel, echo_memories
+    from hindsight_lg.chat import FakeToolChatModel, echo_memories
 
     return FakeToolChatModel(respond=echo_memories)

@@ -201,6 +201,51 @@ def test_the_checker_catches_an_engine_reaching_into_a_concrete_backend() -> Non
     )
 
 
+def targets() -> list[tuple[str, str]]:
+    """(importing module, imported module of ours) for every import in the package.
+
+    ``from hindsight_lg import testing`` counts as importing ``hindsight_lg.testing``.
+    """
+    mods, found = modules(), []
+    for module, path in sorted(mods.items()):
+        for target, name in imports(module, path):
+            if target.startswith("hindsight_lg"):
+                full = f"{target}.{name}" if f"{target}.{name}" in mods else target
+                found.append((module, full))
+    return found
+
+
+def within(module: str, package: str) -> bool:
+    """``module`` is ``package`` or one of its submodules."""
+    return module == package or module.startswith(package + ".")
+
+
+def test_only_the_test_doubles_import_testing() -> None:
+    """Production code runs on real parts: nothing outside ``testing/`` imports it.
+
+    The offline chat model the templates and the server use lives in
+    ``hindsight_lg.chat`` and the hashing embedder in ``hindsight_lg.embeddings``;
+    ``hindsight_lg.testing`` re-exports both for tests.
+    """
+    testing = "hindsight_lg.testing"
+    assert [] == [
+        f"{module} imports {target}"
+        for module, target in targets()
+        if within(target, testing) and not within(module, testing)
+    ]
+
+
+def test_the_cli_is_a_leaf() -> None:
+    """Nothing but the CLI imports the CLI (benchmarks time it in a subprocess)."""
+    cli = ("hindsight_lg.cli", "hindsight_lg._commands")
+    assert [] == [
+        f"{module} imports {target}"
+        for module, target in targets()
+        if any(within(target, c) for c in cli)
+        and not any(within(module, c) for c in cli)
+    ]
+
+
 @pytest.mark.parametrize("name", sorted(modules()))
 def test_any_module_imports_first(name: str) -> None:
     """Each module imports on its own, in a fresh interpreter: no order-only cycles."""

@@ -17,6 +17,7 @@ MODULES = [
     "hindsight_lg.checkpointers",
     "hindsight_lg.backends",
     "hindsight_lg.identity",
+    "hindsight_lg.chat",
 ]
 
 

@@ -77,7 +77,7 @@ def embedder_named(name: str | None) -> Any:
     re-embedded to ``hashing-128`` opens with ``--embedder hashing-128``.
     """
     if name and name.startswith("hashing-") and name[8:].isdigit():
-        from hindsight_lg.testing import HashingEmbedder
+        from hindsight_lg.embeddings import HashingEmbedder
 
         return HashingEmbedder(int(name[8:]))
     return name

@@ -9,7 +9,6 @@ because it erases what the others read.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -69,20 +68,9 @@ def _commands(db: str, memory_id: str) -> dict[str, list[str]]:
         "audit": _cli("audit", memory_id, *named),
         "export": _cli("export", "-o", str(Path(db).parent / "export.jsonl"), *named),
         "decay": _cli("decay", *named),
+        "namespaces": _cli("namespaces", *store),
     }
-    if _has_command("namespaces"):
-        commands["namespaces"] = _cli("namespaces", *store)
     return commands
-
-
-def _has_command(name: str) -> bool:
-    from hindsight_lg.cli import build_parser
-
-    return any(
-        name in action.choices
-        for action in build_parser()._actions
-        if isinstance(action, argparse._SubParsersAction)
-    )
 
 
 def _first_id(db: str) -> str:

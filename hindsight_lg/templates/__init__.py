@@ -4,7 +4,7 @@ They ship inside the package so ``hindsight-lg demo --template ...`` works from
 a pip install; ``examples/*.py`` in the repository are runnable scripts that
 call them. Each module has ``build(memory, model)``, ``run(memory, model,
 out=print)`` and ``main()``; ``customer_support`` also ``offline_model()``.
-Offline they use :class:`~hindsight_lg.testing.FakeToolChatModel`; set
+Offline they use :class:`~hindsight_lg.chat.FakeToolChatModel`; set
 ``HINDSIGHT_CHAT_MODEL`` to an ``init_chat_model`` name for a real model.
 """
 

@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.testing import FakeToolChatModel, echo_memories
+from hindsight_lg.chat import FakeToolChatModel, echo_memories
 
 
 def chat_model() -> Any:

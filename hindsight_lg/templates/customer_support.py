@@ -17,9 +17,9 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from hindsight_lg import HindsightMemory
+from hindsight_lg.chat import FakeToolChatModel, echo_memories, tool_call
 from hindsight_lg.nodes.middleware import HindsightMiddleware
 from hindsight_lg.templates._chat import chat_model, open_memory
-from hindsight_lg.testing import FakeToolChatModel, echo_memories, tool_call
 
 
 @dataclass

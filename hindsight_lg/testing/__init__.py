@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hindsight_lg.backends.memory import InMemoryBackend
-from hindsight_lg.embeddings.hashing import HashingEmbedder
-from hindsight_lg.testing.chat import FakeToolChatModel, echo_memories, tool_call
+from hindsight_lg.backends import InMemoryBackend
+from hindsight_lg.chat import FakeToolChatModel, echo_memories, tool_call
+from hindsight_lg.embeddings import HashingEmbedder
 
 
 class FrozenClock:

@@ -1,5 +1,9 @@
 """A scripted chat model that supports ``bind_tools`` and tool calls, for offline agents.
 
+The templates and :mod:`hindsight_lg.deploy` run on it when no real model is
+named, so it is production code; :mod:`hindsight_lg.testing` re-exports it for
+tests.
+
 langchain_core's fake chat models raise on ``bind_tools`` (and so on
 ``with_structured_output``), which ``create_agent`` and tool-calling graphs
 need. This one subclasses :class:`FakeMessagesListChatModel` and accepts tools.
@@ -21,6 +25,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 Responder = Callable[[list[BaseMessage]], "BaseMessage | str"]
+
+__all__ = ["FakeToolChatModel", "Responder", "echo_memories", "tool_call"]
 
 
 def tool_call(name: str, args: dict[str, Any], call_id: str | None = None) -> AIMessage:

@@ -19,7 +19,12 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
-from hindsight_lg.checkpointers._base import BaseHindsightSaver
+from hindsight_lg.checkpointers._base import (
+    OPTIONAL,
+    BaseHindsightSaver,
+    forward,
+    in_thread,
+)
 
 _DONE = object()
 
@@ -27,7 +32,9 @@ _DONE = object()
 class HindsightSaver(BaseHindsightSaver):
     """Wrap a sync LangGraph saver; new turns flow into long-term memory at ``put``.
 
-    Every method is forwarded to ``inner``. The async twins run the sync
+    Every method is forwarded to ``inner``; of LangGraph's optional ones
+    (``delete_for_runs``, ``copy_thread``, ``prune``) only those ``inner``
+    implements are defined, so LangGraph's fallbacks run for the rest. The async twins run the sync
     methods in a worker thread, so a sync-only saver such as ``SqliteSaver``
     also serves ``ainvoke``/``astream``; for a natively async saver use
     :class:`~hindsight_lg.checkpointers.aio.AsyncHindsightSaver`.
@@ -82,16 +89,12 @@ class HindsightSaver(BaseHindsightSaver):
     async def adelete_thread(self, thread_id: str) -> None:
         await asyncio.to_thread(self.delete_thread, thread_id)
 
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await asyncio.to_thread(self.delete_for_runs, run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
-    ) -> None:
-        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+    # Optional methods: forwarded only when the inner saver has them (see
+    # _base._variant); their async twins run the sync ones in a thread.
+    _optional = {
+        **{name: (name, forward(name)) for name in OPTIONAL},
+        **{f"a{name}": (name, in_thread(name)) for name in OPTIONAL},
+    }
 
 
 def __getattr__(name: str) -> Any:

@@ -11,20 +11,24 @@ captured by whichever process wrote them, so restarts, replays and forks never
 capture twice.
 
 ``delete_for_runs``, ``copy_thread`` and ``prune`` are optional in LangGraph
-(the base class raises ``NotImplementedError``). The bridge forwards them when
-the inner saver implements them and otherwise raises ``NotImplementedError``
-naming the inner saver: emulating them through ``list``/``put``/
-``delete_thread`` would mean deleting and rewriting whole threads, which is not
-atomic and can sever ``DeltaChannel`` history.
+(the base class raises ``NotImplementedError``), and LangGraph detects them by
+type: a method counts as implemented when the saver's class overrides it
+(``langgraph-checkpoint-conformance``, and LangGraph's server, which falls back
+to its own ``list``/``put`` copy of a thread when ``acopy_thread`` is not
+overridden). So a bridge is built as a subclass that defines exactly the
+optional methods its inner saver overrides (:func:`_variant`, one class per
+capability set, cached): what the inner saver lacks stays the base class's,
+and every fallback that looks for it runs as it would on the bare saver.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import copy
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -68,6 +72,17 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
             tool result (skipped by default: it mostly restates tool output).
     """
 
+    # Optional methods a subclass can forward: public name -> (the inner
+    # saver's method it needs, the forwarding function). See _variant().
+    _optional: ClassVar[dict[str, tuple[str, Callable[..., Any]]]] = {}
+
+    def __new__(cls, inner: Any = None, *args: Any, **kwargs: Any) -> Any:
+        # copy.copy() and unpickling call __new__(cls) with no arguments; the
+        # class they pass is already a variant.
+        if inner is None:
+            return super().__new__(cls)
+        return super().__new__(_variant(cls, inner))
+
     def __init__(
         self,
         inner: BaseCheckpointSaver[Any],
@@ -100,15 +115,6 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
         if name == "inner" or name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.inner, name)
-
-    def _require(self, method: str) -> None:
-        """Raise unless the inner saver implements the optional ``method``."""
-        if not implements(self.inner, method):
-            raise NotImplementedError(
-                f"{type(self.inner).__name__} does not implement {method}(); the "
-                f"bridge forwards it to the inner saver, so wrap one that does "
-                f"(delete_thread() works with every saver)"
-            )
 
     # -- the capture decision --------------------------------------------------
 
@@ -234,20 +240,6 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
         if self.forget_on_delete:
             self._forget_thread(thread_id)
 
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._require("delete_for_runs")
-        self.inner.delete_for_runs(run_ids)
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._require("copy_thread")
-        self.inner.copy_thread(source_thread_id, target_thread_id)
-
-    def prune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
-    ) -> None:
-        self._require("prune")
-        self.inner.prune(thread_ids, strategy=strategy)
-
     # -- plain forwarding --------------------------------------------------------
 
     @property
@@ -279,6 +271,62 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
         return await self.inner.aget_delta_channel_history(
             config=config, channels=channels
         )
+
+
+_VARIANTS: dict[tuple[type[Any], frozenset[str]], type[Any]] = {}
+_VARIANTS_LOCK = threading.Lock()
+
+
+def _variant(cls: type[Any], inner: BaseCheckpointSaver[Any]) -> type[Any]:
+    """``cls`` with exactly the optional methods ``inner`` implements.
+
+    The subclass keeps ``cls``'s name, so ``repr`` and ``isinstance`` read as
+    before; it is built once per class and capability set.
+    """
+    present = frozenset(
+        name for name, (needs, _) in cls._optional.items() if implements(inner, needs)
+    )
+    with _VARIANTS_LOCK:
+        found = _VARIANTS.get((cls, present))
+        if found is None:
+            body = {name: cls._optional[name][1] for name in present}
+            body["__module__"], body["__qualname__"] = cls.__module__, cls.__qualname__
+            found = _VARIANTS[(cls, present)] = type(cls.__name__, (cls,), body)
+        return found
+
+
+def forward(name: str) -> Callable[..., Any]:
+    """A method that calls the inner saver's ``name`` with the same arguments."""
+
+    def method(self: BaseHindsightSaver, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.inner, name)(*args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def aforward(name: str) -> Callable[..., Any]:
+    """An async method that awaits the inner saver's ``name``."""
+
+    async def method(self: BaseHindsightSaver, *args: Any, **kwargs: Any) -> Any:
+        return await getattr(self.inner, name)(*args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def in_thread(sync_name: str) -> Callable[..., Any]:
+    """An async method that runs the bridge's sync ``sync_name`` in a worker thread."""
+
+    async def method(self: BaseHindsightSaver, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(getattr(self, sync_name), *args, **kwargs)
+
+    method.__name__ = f"a{sync_name}"
+    return method
+
+
+OPTIONAL = ("delete_for_runs", "copy_thread", "prune")
+"""LangGraph's optional saver methods (each with an ``a``-prefixed async twin)."""
 
 
 def implements(saver: BaseCheckpointSaver[Any], method: str) -> bool:

@@ -14,7 +14,13 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
-from hindsight_lg.checkpointers._base import BaseHindsightSaver, has_parent
+from hindsight_lg.checkpointers._base import (
+    OPTIONAL,
+    BaseHindsightSaver,
+    aforward,
+    forward,
+    has_parent,
+)
 
 
 class AsyncHindsightSaver(BaseHindsightSaver):
@@ -81,16 +87,9 @@ class AsyncHindsightSaver(BaseHindsightSaver):
         if self.forget_on_delete:
             await asyncio.to_thread(self._forget_thread, thread_id)
 
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._require("adelete_for_runs")
-        await self.inner.adelete_for_runs(run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._require("acopy_thread")
-        await self.inner.acopy_thread(source_thread_id, target_thread_id)
-
-    async def aprune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
-    ) -> None:
-        self._require("aprune")
-        await self.inner.aprune(thread_ids, strategy=strategy)
+    # Optional methods: forwarded only when the inner saver has them (see
+    # _base._variant), async to the inner's async ones, sync to its sync ones.
+    _optional = {
+        **{name: (name, forward(name)) for name in OPTIONAL},
+        **{f"a{name}": (f"a{name}", aforward(f"a{name}")) for name in OPTIONAL},
+    }

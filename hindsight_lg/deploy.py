@@ -52,7 +52,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from hindsight_lg import telemetry
 from hindsight_lg.checkpointers.aio import AsyncHindsightSaver
-from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.store import HindsightStore
 
 __all__ = ["chat_model", "checkpointer", "close", "memory", "store"]

@@ -61,9 +61,8 @@ from hindsight_lg._items import (
     when,
     write_order,
 )
-from hindsight_lg.backends.base import Where
-from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.memory.lifecycle.strength import PINNED_KEY
+from hindsight_lg.backends import Where
+from hindsight_lg.memory import PINNED_KEY, HindsightMemory
 from hindsight_lg.model import Kind, MemoryRecord, SourceKind, Status, Tier
 from hindsight_lg.tenancy import DEFAULT_TENANTS, TenantMap, labels_of, tenant_of
 

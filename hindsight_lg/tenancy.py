@@ -40,7 +40,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hindsight_lg.backends.base import MAX_NAMESPACE_BYTES
+from hindsight_lg.backends import MAX_NAMESPACE_BYTES
 
 __all__ = [
     "DEFAULT_TENANTS",

@@ -246,6 +246,41 @@ def test_the_cli_is_a_leaf() -> None:
     ]
 
 
+# What the adapters see of the engine, storage and embedding layers: these
+# modules, each with a sorted ``__all__``, and nothing deeper.
+PUBLIC = (
+    "hindsight_lg.backends",
+    "hindsight_lg.backends.milvus",
+    "hindsight_lg.embeddings",
+    "hindsight_lg.memory",
+    "hindsight_lg.memory.language",
+)
+
+
+def test_adapters_import_the_layers_below_through_public_modules() -> None:
+    """Nodes, savers, store, panel, CLI, templates, bench reach no engine room.
+
+    ``hindsight_lg.testing`` is exempt: the backend contract suite and the
+    test doubles are written against the storage layer itself.
+    """
+    below = ("engine", "storage", "embeddings")
+    assert [] == [
+        f"{module} imports {target}"
+        for module, target in targets()
+        if layer_of(module) == "adapter"
+        and not within(module, "hindsight_lg.testing")
+        and layer_of(target) in below
+        and target not in PUBLIC
+    ]
+
+
+def test_public_modules_are_checked_as_public() -> None:
+    """Each of them has its ``__all__`` checked by ``tests/test_public_api.py``."""
+    from tests.test_public_api import MODULES
+
+    assert [] == [name for name in PUBLIC if name not in MODULES]
+
+
 @pytest.mark.parametrize("name", sorted(modules()))
 def test_any_module_imports_first(name: str) -> None:
     """Each module imports on its own, in a fresh interpreter: no order-only cycles."""

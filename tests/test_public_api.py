@@ -10,6 +10,8 @@ MODULES = [
     "hindsight_lg",
     "hindsight_lg.errors",
     "hindsight_lg.memory",
+    "hindsight_lg.memory.language",
+    "hindsight_lg.backends.milvus",
     "hindsight_lg.store",
     "hindsight_lg.embeddings",
     "hindsight_lg.testing",

@@ -13,8 +13,7 @@ from hindsight_lg._commands import (
     open_memory,
     positive_int,
 )
-from hindsight_lg.memory.lifecycle import ClusterParams
-from hindsight_lg.memory.recall.result import RecallResult
+from hindsight_lg.memory import ClusterParams, RecallResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

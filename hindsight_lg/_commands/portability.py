@@ -76,7 +76,7 @@ def _passphrase(args: argparse.Namespace) -> str | None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export one namespace."""
-    from hindsight_lg.memory.jobs.portability import export_namespace
+    from hindsight_lg.memory import export_namespace
 
     secret = _passphrase(args)
     # The output is opened before the store, so a bad path fails at once; a
@@ -105,7 +105,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import an export file (validated whole before anything is written)."""
-    from hindsight_lg.memory.jobs.portability import import_namespace
+    from hindsight_lg.memory import import_namespace
 
     secret = _passphrase(args)
     try:
@@ -125,7 +125,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete a namespace's records, edges, audit and spooled captures."""
-    from hindsight_lg.memory.jobs.erasure import forget_namespace
+    from hindsight_lg.memory import forget_namespace
 
     # A namespace with only spooled captures left is still worth forgetting.
     with open_memory(args, known_namespace=not args.spool, embeds=False) as memory:
@@ -146,7 +146,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def _other_spool(path: str | None, memory: Any) -> Any:
     """A spool to purge besides the memory's own; ``None`` for the own one."""
-    from hindsight_lg.memory.durability.spool import Spool
+    from hindsight_lg.memory import Spool
 
     own = getattr(memory, "spool", None)
     if not path or (own is not None and own.path.resolve() == Path(path).resolve()):

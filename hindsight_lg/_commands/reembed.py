@@ -50,7 +50,7 @@ def _embedder(name: str) -> object:
 
 def cmd_reembed(args: argparse.Namespace) -> int:
     """Re-embed the store at ``--uri`` with ``--to`` and switch to it."""
-    from hindsight_lg.memory.jobs.reembed import reembed
+    from hindsight_lg.memory import reembed
 
     if args.uri == ":memory:":
         raise CommandError("reembed needs a Milvus store (a file or a server)")

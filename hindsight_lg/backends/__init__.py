@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hindsight_lg.backends.base import (
+    MAX_NAMESPACE_BYTES,
     Capabilities,
     CopyReport,
     Hit,
@@ -21,6 +22,7 @@ from hindsight_lg.backends.base import (
     visible_to,
 )
 from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
+from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.memory import InMemoryBackend
 
 if TYPE_CHECKING:
@@ -79,8 +81,10 @@ __all__ = [
     "CopyReport",
     "Hit",
     "InMemoryBackend",
+    "MAX_NAMESPACE_BYTES",
     "MemoryBackend",
     "Where",
+    "bm25_scores",
     "check_namespace",
     "copy_generation",
     "open_backend",

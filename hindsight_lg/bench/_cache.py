@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hindsight_lg.embeddings.base import Embedder, Vectors
+from hindsight_lg.embeddings import Embedder, Vectors
 
 
 class CachedEmbedder:

@@ -19,11 +19,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from hindsight_lg._text import approx_tokens, terms
-from hindsight_lg.backends.lexical import bm25_scores
+from hindsight_lg.backends import bm25_scores
 from hindsight_lg.bench.locomo import DialogueTurn
-from hindsight_lg.embeddings.base import Embedder
-from hindsight_lg.memory.language.encode import classify, entities, salience
-from hindsight_lg.memory.language.timeparse import find_window
+from hindsight_lg.embeddings import Embedder
+from hindsight_lg.memory.language import classify, entities, find_window, salience
 
 BASELINES = ("dense", "bm25", "hybrid", "recent", "stream")
 RRF_K = 60

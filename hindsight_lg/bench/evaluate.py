@@ -23,7 +23,7 @@ from typing import Any
 from hindsight_lg._text import approx_tokens, split_events, terms
 from hindsight_lg.bench.baselines import BASELINES, RawTurnIndex
 from hindsight_lg.bench.locomo import Conversation, Question, replay
-from hindsight_lg.embeddings.base import Embedder
+from hindsight_lg.embeddings import Embedder
 
 SYSTEM = "hindsight"
 ADVERSARIAL = 5

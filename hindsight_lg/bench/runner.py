@@ -40,7 +40,7 @@ class LocomoConfig:
 
 def _open_memory(uri: str, embedder: Any, folder: Path, index: int) -> Any:
     from hindsight_lg import HindsightMemory
-    from hindsight_lg.backends.memory import InMemoryBackend
+    from hindsight_lg.backends import InMemoryBackend
 
     if uri == ":memory:":
         return HindsightMemory(InMemoryBackend(), embedder)

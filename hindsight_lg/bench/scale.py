@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hindsight_lg.backends.base import Where
+from hindsight_lg.backends import Where
 from hindsight_lg.bench.startup import Startup, measure_startup
 from hindsight_lg.model import Edge, EdgeType, Kind, MemoryRecord
 
@@ -273,7 +273,7 @@ def measure(
 ) -> ScaleRow:
     """Build ``size`` memories in a fresh Milvus Lite file and time capture and recall."""
     from hindsight_lg import HindsightMemory
-    from hindsight_lg.backends.cached import CachedBackend, with_read_cache
+    from hindsight_lg.backends import CachedBackend, with_read_cache
     from hindsight_lg.backends.milvus import MilvusBackend
     from hindsight_lg.embeddings import embedder_from_name
 

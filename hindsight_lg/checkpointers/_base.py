@@ -48,7 +48,7 @@ from hindsight_lg.identity import (
     find_identity,
     unattributed,
 )
-from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory import HindsightMemory
 
 
 class BaseHindsightSaver(BaseCheckpointSaver[Any]):

@@ -27,14 +27,16 @@ from hindsight_lg.identity import (
     find_identity,
     unattributed,
 )
-from hindsight_lg.memory.engine import DEFAULT_TIMEOUT, DefaultTimeout, HindsightMemory
-from hindsight_lg.memory.jobs.reflect import (
+from hindsight_lg.memory import (
+    DEFAULT_TIMEOUT,
+    DefaultTimeout,
+    HindsightMemory,
+    RecallResult,
     Reflection,
     areflect,
     reflect,
     reflect_later,
 )
-from hindsight_lg.memory.recall.result import RecallResult
 from hindsight_lg.nodes._run import (
     RecallNote,
     ledger_for,

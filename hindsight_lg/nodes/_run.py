@@ -16,7 +16,7 @@ from typing import Any
 
 from hindsight_lg._messages import lookup
 from hindsight_lg.identity import Identity
-from hindsight_lg.memory.recall.result import RecallResult
+from hindsight_lg.memory import RecallResult
 
 # -- the ledger ---------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
 from hindsight_lg.identity import IdentityRule
-from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.nodes._core import (
     Into,
     ReflectMode,

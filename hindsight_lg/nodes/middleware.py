@@ -33,14 +33,14 @@ from hindsight_lg.identity import (
     find_identity,
     unattributed,
 )
-from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.memory.jobs.reflect import (
+from hindsight_lg.memory import (
+    HindsightMemory,
+    RecallResult,
     Reflection,
     areflect,
     reflect,
     reflect_later,
 )
-from hindsight_lg.memory.recall.result import RecallResult
 from hindsight_lg.nodes._run import (
     RecallNote,
     ledger_for,

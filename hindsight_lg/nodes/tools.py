@@ -31,8 +31,7 @@ from hindsight_lg.identity import (
     find_identity,
     unattributed,
 )
-from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.memory.recall.result import RecallResult
+from hindsight_lg.memory import HindsightMemory, RecallResult
 from hindsight_lg.model import Kind, MemoryRecord, SourceKind
 from hindsight_lg.store import matches
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.model import AuditEntry
 from hindsight_lg.panel._views import record_json
 

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hindsight_lg.backends import Where
-from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.model import AuditEntry, Edge, Kind, MemoryRecord, Status, Tier
 
 STATUSES = ("active", "cold", "superseded", "archived")

@@ -23,8 +23,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from hindsight_lg.errors import ConflictError
-from hindsight_lg.memory.engine import HindsightMemory
-from hindsight_lg.memory.lifecycle.strength import strength
+from hindsight_lg.memory import HindsightMemory, strength
 from hindsight_lg.panel import _views as views
 from hindsight_lg.panel._actions import ACTIONS, run_action
 from hindsight_lg.panel._security import Forbidden, Guard, GuardMiddleware, denied
@@ -312,7 +311,7 @@ def create_app(
         >>> app = create_app(HindsightMemory(InMemoryBackend(), HashingEmbedder()))
     """
     if namespace is not None:
-        from hindsight_lg.backends.base import check_namespace
+        from hindsight_lg.backends import check_namespace
 
         check_namespace(namespace)
     guard = Guard(token, namespace, allowed_hosts)

@@ -175,9 +175,9 @@ class HindsightStore(BaseStore):
     ) -> MemoryRecord | None:
         """The live record of an item (put by the store, or a memory by its id)."""
         tenant = self.tenants.tenant(namespace)
-        backend, now = self.memory.backend, self.memory.clock()
+        now = self.memory.clock()
         for wanted in (item_id(tenant, key), key):
-            rows = backend.get(tenant, [wanted], vectors=vectors)
+            rows = self.memory.get_many(tenant, [wanted], vectors=vectors)
             live = [r for r in rows if self._visible(r, now)]
             if live and self._labels(live[0]) == namespace:
                 if wanted == key and item_meta(live[0]) is not None:
@@ -204,9 +204,7 @@ class HindsightStore(BaseStore):
     def _records(self, prefix: tuple[str, ...], vectors: bool) -> list[MemoryRecord]:
         now, out = self.memory.clock(), []
         for tenant in self._tenants(prefix):
-            rows = self.memory.backend.query(
-                tenant, _ACTIVE, limit=_ALL, vectors=vectors
-            )
+            rows = self.memory.query(tenant, _ACTIVE, limit=_ALL, vectors=vectors)
             out += [r for r in rows if self._visible(r, now)]
         return out
 
@@ -260,10 +258,10 @@ class HindsightStore(BaseStore):
         return sorted(spaces)[op.offset : op.offset + op.limit]
 
     def _holds_items(self, tenant: str) -> bool:
-        backend, now = self.memory.backend, self.memory.clock()
-        if backend.count(tenant, _ACTIVE) == 0:
+        now = self.memory.clock()
+        if self.memory.count(tenant, _ACTIVE) == 0:
             return False
-        return any(self._visible(r, now) for r in backend.query(tenant, _ACTIVE))
+        return any(self._visible(r, now) for r in self.memory.query(tenant, _ACTIVE))
 
     # -- writes -----------------------------------------------------------------
 
@@ -298,7 +296,7 @@ class HindsightStore(BaseStore):
         seq = self._seq.next()
         ns_seq = self._namespace_seq.get(namespace)
         if ns_seq is None:
-            siblings = self.memory.backend.query(
+            siblings = self.memory.query(
                 self.tenants.tenant(namespace), _ACTIVE, limit=1
             )
             ns_seq = write_order(siblings[0])[0] if siblings else seq
@@ -350,7 +348,7 @@ class HindsightStore(BaseStore):
             if stored is None or stored.get("ttl") is None:
                 continue
             if not record.dense:
-                record = self.memory.backend.get(
+                record = self.memory.get_many(
                     record.namespace, [record.id], vectors=True
                 )[0]
                 stored = item_meta(record) or stored
@@ -364,9 +362,7 @@ class HindsightStore(BaseStore):
         for tenant in self.memory.namespaces():
             expired = [
                 r.id
-                for r in self.memory.backend.query(
-                    tenant, Where(statuses=()), limit=_ALL
-                )
+                for r in self.memory.query(tenant, Where(statuses=()), limit=_ALL)
                 if (item_meta(r) or {}).get("expires_at") is not None
                 and float((item_meta(r) or {})["expires_at"]) <= now
             ]

@@ -274,6 +274,44 @@ def test_adapters_import_the_layers_below_through_public_modules() -> None:
     ]
 
 
+# An adapter makes the store's calls through the engine (``memory.query``,
+# ``memory.count``, ``memory.get_many``, ...), which checks the namespace, traces
+# the call and takes the engine's locks; of ``memory.backend`` it reads only the
+# capabilities (a name to print).
+BACKEND_CALLERS = {  # module -> why it may reach the backend itself
+    "hindsight_lg.bench.scale": "bulk_load writes 100k rows without capture's work",
+}
+
+
+def backend_uses(path: Path) -> list[str]:
+    """What a file does with a ``.backend`` attribute, other than its capabilities."""
+    tree = ast.parse(path.read_text())
+    then = {
+        id(node.value): node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+    }
+    return [
+        then.get(id(node), "backend")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr == "backend"
+        and then.get(id(node)) != "capabilities"
+    ]
+
+
+def test_adapters_read_and_write_through_the_engine() -> None:
+    """No adapter calls the engine's backend directly (no span, no lock)."""
+    assert [] == [
+        f"{module} uses .backend ({use})"
+        for module, path in sorted(modules().items())
+        if layer_of(module) == "adapter"
+        and not within(module, "hindsight_lg.testing")
+        and module not in BACKEND_CALLERS
+        for use in backend_uses(path)
+    ]
+
+
 def test_public_modules_are_checked_as_public() -> None:
     """Each of them has its ``__all__`` checked by ``tests/test_public_api.py``."""
     from tests.test_public_api import MODULES

@@ -125,7 +125,7 @@ def cmd_namespaces(args: argparse.Namespace) -> int:
     """Print each namespace with how many memories it holds (any status)."""
     with open_memory(args, embeds=False) as memory:
         where = Where(statuses=HISTORY)
-        counts = {ns: memory.backend.count(ns, where) for ns in memory.namespaces()}
+        counts = {ns: memory.count(ns, where) for ns in memory.namespaces()}
     if args.json:
         print(json.dumps(counts, ensure_ascii=False, indent=2))
         return 0

@@ -646,7 +646,7 @@ class HindsightMemory:
 
     def get(self, namespace: str, memory_id: str) -> MemoryRecord | None:
         """One memory by id (any status), or ``None``."""
-        rows = self.backend.get(check_namespace(namespace), [memory_id])
+        rows = self._reads.get(check_namespace(namespace), [memory_id])
         return rows[0] if rows else None
 
     def list_memories(
@@ -665,15 +665,15 @@ class HindsightMemory:
         where = Where(
             statuses=statuses, kinds=tuple(kinds), reader=agent_id, thread_id=thread_id
         )
-        return self.backend.query(check_namespace(namespace), where, limit=limit)
+        return self._reads.query(check_namespace(namespace), where, limit=limit)
 
     def edges(self, namespace: str, memory_id: str) -> list[Edge]:
         """Edges touching one memory."""
-        return self.backend.edges(check_namespace(namespace), [memory_id])
+        return self._reads.edges(check_namespace(namespace), [memory_id])
 
     def audit(self, namespace: str, memory_id: str | None = None) -> list[AuditEntry]:
         """The audit trail of a namespace or of one memory, oldest first."""
-        return self.backend.audit(check_namespace(namespace), memory_id)
+        return self._reads.audit(check_namespace(namespace), memory_id)
 
     def stats(self, namespace: str) -> dict[str, Any]:
         """Counts by status, kind and tier, plus edges-free totals."""
@@ -690,7 +690,37 @@ class HindsightMemory:
 
     def namespaces(self) -> list[str]:
         """Every namespace holding memories."""
-        return self.backend.namespaces()
+        return self._reads.namespaces()
+
+    # -- reads for adapters: the store's filters, traced, namespace checked --
+
+    @functools.cached_property
+    def _reads(self) -> MemoryBackend:
+        # The store with a span per call, as recall and capture see it.
+        return traced(self.backend)
+
+    def get_many(
+        self, namespace: str, ids: Sequence[str], *, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        """Memories by id (any status), in no set order; unknown ids are left out."""
+        return self._reads.get(check_namespace(namespace), list(ids), vectors=vectors)
+
+    def query(
+        self, namespace: str, where: Where, *, limit: int = 1000, vectors: bool = False
+    ) -> list[MemoryRecord]:
+        """Memories of a namespace matching ``where``, newest event first."""
+        ns = check_namespace(namespace)
+        return self._reads.query(ns, where, limit=limit, vectors=vectors)
+
+    def count(self, namespace: str, where: Where | None = None) -> int:
+        """How many memories of a namespace match ``where`` (default: the active)."""
+        return self._reads.count(check_namespace(namespace), where or Where())
+
+    def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:
+        """Add entries to a namespace's audit trail, under the namespace's lock."""
+        ns = check_namespace(namespace)
+        with self._locks.namespace(ns):
+            self._reads.append_audit(ns, list(entries))
 
     # -- lifecycle (delegated to self.lifecycle) ----------------------------
 

@@ -53,7 +53,7 @@ def run_action(
         entry = AuditEntry(
             namespace, memory_id, "forget", memory.clock(), {"by": "panel"}
         )
-        memory.backend.append_audit(namespace, [entry])
+        memory.append_audit(namespace, [entry])
         return {"action": action, "deleted": deleted}
     change = {
         "restore": memory.restore,

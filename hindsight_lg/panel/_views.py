@@ -135,7 +135,7 @@ def page(
         before: the cursor from the previous page.
     """
     size = max(1, min(size, MAX_PAGE))
-    rows = memory.backend.query(namespace, replace(where, until=before), limit=size + 1)
+    rows = memory.query(namespace, replace(where, until=before), limit=size + 1)
     if len(rows) <= size:
         return Page(rows)
     boundary = rows[size].event_time
@@ -145,7 +145,7 @@ def page(
         # at the boundary itself, ties included.
         return Page(shown, math.nextafter(boundary, math.inf))
     # A whole page shares one timestamp: show every memory that has it.
-    ties = memory.backend.query(
+    ties = memory.query(
         namespace,
         replace(where, since=boundary, until=math.nextafter(boundary, math.inf)),
         limit=10**6,
@@ -166,11 +166,10 @@ def namespace_view(
     by_kind = {
         k: n
         for k in KINDS
-        if (n := memory.backend.count(namespace, replace(where, kinds=(k,))))
+        if (n := memory.count(namespace, replace(where, kinds=(k,))))
     }
     by_status = {
-        s: memory.backend.count(namespace, replace(where, statuses=(s,)))
-        for s in STATUSES
+        s: memory.count(namespace, replace(where, statuses=(s,))) for s in STATUSES
     }
     view = NamespaceView(namespace, filters, by_kind, by_status)
     if filters.kind:
@@ -178,9 +177,7 @@ def namespace_view(
         return view
     for kind in by_kind:
         kind_where = replace(where, kinds=(kind,))
-        view.groups[kind] = memory.backend.query(
-            namespace, kind_where, limit=GROUP_SIZE
-        )
+        view.groups[kind] = memory.query(namespace, kind_where, limit=GROUP_SIZE)
     return view
 
 
@@ -201,8 +198,8 @@ def namespaces(
     rows = [
         {
             "namespace": ns,
-            "total": memory.backend.count(ns, everything),
-            "active": memory.backend.count(ns, Where()),
+            "total": memory.count(ns, everything),
+            "active": memory.count(ns, Where()),
         }
         for ns in names[max(0, start) : max(0, start) + size]
     ]
@@ -258,7 +255,7 @@ def memory_view(memory: HindsightMemory, namespace: str, memory_id: str) -> Memo
         raise KeyError(f"no memory {memory_id!r} in namespace {namespace!r}")
     edges = memory.edges(namespace, memory_id)
     others = {e.dst if e.src == memory_id else e.src for e in edges}
-    found = {r.id: r for r in memory.backend.get(namespace, sorted(others))}
+    found = {r.id: r for r in memory.get_many(namespace, sorted(others))}
     links = []
     for e in sorted(edges, key=lambda e: (e.type.value, -e.created_at)):
         outgoing = e.src == memory_id

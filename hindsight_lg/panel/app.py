@@ -140,7 +140,7 @@ class Panel:
         query = request.query_params.get("q", "").strip()
         result = await self._recall(ns, query) if query else None
         cut = list(result.cut) if result is not None else []
-        found = await run_in_threadpool(self.engine.backend.get, ns, cut) if cut else []
+        found = await run_in_threadpool(self.engine.get_many, ns, cut) if cut else []
         return self._page(
             request,
             "search.html",

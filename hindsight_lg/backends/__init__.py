@@ -22,6 +22,7 @@ from hindsight_lg.backends.base import (
     visible_to,
 )
 from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
+from hindsight_lg.backends.forwarding import ForwardingBackend
 from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.memory import InMemoryBackend
 
@@ -79,6 +80,7 @@ __all__ = [
     "CachedBackend",
     "Capabilities",
     "CopyReport",
+    "ForwardingBackend",
     "Hit",
     "InMemoryBackend",
     "MAX_NAMESPACE_BYTES",

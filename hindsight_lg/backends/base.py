@@ -141,7 +141,12 @@ class MemoryBackend(Protocol):
     which a third-party backend can run too.
     """
 
-    capabilities: Capabilities
+    # Read-only here: wrappers forward their inner backend's, which setup()
+    # may refine (a Milvus server's BM25), so no view ever holds a stale copy.
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the backend does natively (known fully after :meth:`setup`)."""
+        ...
 
     def setup(self, *, dim: int, model_id: str) -> None:
         """Create collections/indexes if missing; check the embedding model matches."""

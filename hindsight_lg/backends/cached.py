@@ -37,11 +37,11 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 
 from hindsight_lg.backends._index import NamespaceIndex
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, check_namespace
-from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
+from hindsight_lg.backends.forwarding import ForwardingBackend
+from hindsight_lg.model import Edge, EdgeType, MemoryRecord
 
 # One cache per backend object, kept beside it rather than on it: a backend is
 # the user's object, and engines sharing one must share its cache.
@@ -56,7 +56,7 @@ _MAX_SLACK = 0.5
 _LOAD_ATTEMPTS = 3
 
 
-class CachedBackend:
+class CachedBackend(ForwardingBackend):
     """Serves reads from a per-namespace cache; see the module notes.
 
     Args:
@@ -90,8 +90,7 @@ class CachedBackend:
         max_bytes: int = DEFAULT_MAX_BYTES,
         dense: bool | None = None,
     ) -> None:
-        self.inner = inner
-        self.capabilities = inner.capabilities
+        super().__init__(inner)
         self.ttl_s = ttl_s
         self.max_records = max_records
         self.max_cached = max_cached
@@ -204,10 +203,6 @@ class CachedBackend:
                 self._wrote(namespace)
 
     # -- writes: store first, then cache -----------------------------------
-
-    def setup(self, *, dim: int, model_id: str) -> None:
-        self.inner.setup(dim=dim, model_id=model_id)
-        self.capabilities = self.inner.capabilities
 
     def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
         self.inner.upsert(namespace, records)
@@ -324,9 +319,6 @@ class CachedBackend:
             found = {e.key: e for i in ids for e in space.adjacency.get(i, {}).values()}
         return [e for e in found.values() if not types or e.type in types]
 
-    def all_edges(self, namespace: str) -> list[Edge]:
-        return self.inner.all_edges(namespace)
-
     def count(self, namespace: str, where: Where) -> int:
         space = self._space(namespace)
         if space is None:
@@ -334,27 +326,8 @@ class CachedBackend:
         with self._lock:
             return sum(1 for r in space.records.values() if where.matches(r))
 
-    # -- pass-through ------------------------------------------------------
-
-    def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:
-        self.inner.append_audit(namespace, entries)
-
-    def audit(self, namespace: str, memory_id: str | None = None) -> list[AuditEntry]:
-        return self.inner.audit(namespace, memory_id)
-
-    def purge_audit(
-        self, namespace: str, memory_ids: Sequence[str] | None = None
-    ) -> int:
-        return self.inner.purge_audit(namespace, memory_ids)
-
-    def namespaces(self) -> list[str]:
-        return self.inner.namespaces()
-
-    def flush(self) -> None:
-        self.inner.flush()
-
-    def exclusive(self, namespace: str, resource: str) -> AbstractContextManager[None]:
-        return self.inner.exclusive(namespace, resource)
+    # Everything else (the audit trail, namespaces, flush, exclusive) goes
+    # to the store unchanged: see ForwardingBackend.
 
     def close(self) -> None:
         self.invalidate()

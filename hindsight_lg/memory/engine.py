@@ -139,14 +139,13 @@ class HindsightMemory:
         self.reranker = reranker
         self.clock = clock
         self._owns_backend = owns_backend
-        # Recall and capture reach the store through a wrapper that gives each
+        # The engine's parts reach the store through a wrapper that gives each
         # store call its own span; self.backend is the (cached) backend itself.
-        self._writer = Writer(
-            traced(self.backend), self.embedder, self.policy, self._extractor()
-        )
+        view = traced(self.backend)
+        self._writer = Writer(view, self.embedder, self.policy, self._extractor())
         # Concurrent recalls embed their queries in one batch (see _coalesce).
         self._searcher = Searcher(
-            traced(self.backend),
+            view,
             CoalescingEmbedder(self.embedder),
             self.policy,
             reranker,
@@ -156,7 +155,7 @@ class HindsightMemory:
         self._locks = write_locks(self._store)
         self._write_lock = cast(threading.RLock, self._locks)  # same protocol
         self.lifecycle = Lifecycle(
-            self.backend,
+            view,
             self.embedder,
             self.policy,
             llm=llm,

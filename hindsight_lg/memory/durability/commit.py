@@ -31,7 +31,6 @@ Limit: another process reading the same Milvus server sees a capture up to
 from __future__ import annotations
 
 import atexit
-import functools
 import threading
 import time
 import weakref
@@ -39,6 +38,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hindsight_lg.backends import ForwardingBackend
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.errors import StoreError
 from hindsight_lg.memory.durability.spool import Spool, marker_id
@@ -326,31 +326,7 @@ def _failed(event: str, exc: Exception, captures: Sequence[str] = ()) -> None:
     )
 
 
-# Backend calls that read or write the store: each drains the stage first.
-_DRAINED = (
-    "setup",
-    "upsert",
-    "delete",
-    "add_edges",
-    "delete_edges",
-    "get",
-    "query",
-    "search_dense",
-    "search_dense_local",
-    "search_lexical",
-    "edges",
-    "all_edges",
-    "count",
-    "append_audit",
-    "audit",
-    "purge_audit",
-    "namespaces",
-    "flush",
-    "exclusive",
-)
-
-
-class DrainingBackend:
+class DrainingBackend(ForwardingBackend):
     """The engine's view of the store: staged captures are drained before any call.
 
     A failed drain does not fail the call: the call sees what the store holds
@@ -358,37 +334,25 @@ class DrainingBackend:
     """
 
     def __init__(self, inner: MemoryBackend, group: GroupCommit) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.group = group
-        for name in _DRAINED:
-            if hasattr(inner, name):
-                setattr(self, name, self._draining(getattr(inner, name)))
-        upsert: Callable[..., Any] = getattr(self, "upsert")  # noqa: B009
-        delete: Callable[..., Any] = getattr(self, "delete")  # noqa: B009
 
-        def upserting(namespace: str, records: Sequence[MemoryRecord]) -> None:
-            group.stage.forget_recent(namespace, [r.id for r in records])
-            upsert(namespace, records)
+    def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        try:
+            self.group.drain()
+        except StoreError as exc:
+            _failed("capture_drain_failed", exc)
+        return super()._forward(name, *args, **kwargs)
 
-        def deleting(namespace: str, ids: Sequence[str]) -> int:
-            group.stage.forget_recent(namespace, ids)
-            return int(delete(namespace, ids))
+    # A write outside the captures makes what the stage remembers stale.
 
-        self.upsert, self.delete = upserting, deleting
+    def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
+        self.group.stage.forget_recent(namespace, [r.id for r in records])
+        super().upsert(namespace, records)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def _draining(self, method: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(method)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                self.group.drain()
-            except StoreError as exc:
-                _failed("capture_drain_failed", exc)
-            return method(*args, **kwargs)
-
-        return call
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        self.group.stage.forget_recent(namespace, ids)
+        return super().delete(namespace, ids)
 
     def close(self) -> None:
         """Commit staged captures, then close the store."""

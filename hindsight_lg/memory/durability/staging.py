@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from hindsight_lg.backends import ForwardingBackend
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.model import AuditEntry, Edge, MemoryRecord
 
 
-class StagedWrites:
+class StagedWrites(ForwardingBackend):
     """A backend view that buffers writes until :meth:`commit`.
 
     Only the calls the write path makes are staged (``upsert``, ``get``,
@@ -30,14 +30,11 @@ class StagedWrites:
     """
 
     def __init__(self, inner: MemoryBackend) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._records: dict[str, dict[str, MemoryRecord]] = defaultdict(dict)
         self._edges: dict[str, dict[str, Edge]] = defaultdict(dict)
         self._audit: dict[str, list[AuditEntry]] = defaultdict(list)
         self._arrays: dict[tuple[str, int], np.ndarray] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
         for r in records:
@@ -63,6 +60,7 @@ class StagedWrites:
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
     ) -> list[Hit]:
         """Nearest records, staged ones included and taking precedence."""
+        # A read cache's exact scan where there is one (see ForwardingBackend).
         search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
         hits = {h.record.id: h for h in search(namespace, vector, where, limit=limit)}
         staged = [

@@ -21,7 +21,6 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Final, cast
 
 from hindsight_lg import telemetry
-from hindsight_lg._messages import plain_messages
 from hindsight_lg.backends import (
     MemoryBackend,
     Where,
@@ -34,12 +33,11 @@ from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
 from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.memory._shared import acquire, file_key, release, write_locks
 from hindsight_lg.memory._traced import traced
-from hindsight_lg.memory.capture import Placement, Writer, to_turns
+from hindsight_lg.memory._write import CapturePath
+from hindsight_lg.memory.capture import Writer
 from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
 from hindsight_lg.memory.durability.commit import DrainingBackend, GroupCommit
-from hindsight_lg.memory.durability.durable import check_capture
 from hindsight_lg.memory.language.encode import Extractor
-from hindsight_lg.memory.language.timeparse import check_event_time
 from hindsight_lg.memory.lifecycle import (
     ClusterParams,
     Correction,
@@ -49,6 +47,12 @@ from hindsight_lg.memory.lifecycle import (
 )
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult, Searcher
+from hindsight_lg.memory.requests import (
+    RecallRequest,
+    capture_request,
+    recall_request,
+    unchecked,
+)
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -177,7 +181,7 @@ class HindsightMemory:
         self._caller_pool = ThreadPoolExecutor(
             max_workers=_RECALL_THREADS, thread_name_prefix="hindsight-arecall"
         )
-        self.worker = CaptureWorker(self.capture)
+        self.worker = CaptureWorker(self._queued)
         self._new_episodes: Counter[str] = Counter()
         try:
             self.setup()
@@ -186,7 +190,14 @@ class HindsightMemory:
             raise
         # Whatever a previous run left in the spool is replayed now (by the
         # first engine to open it in this process).
-        self._durable = None if self.spool is None else SpooledCapture(self, self.spool)
+        self._write = CapturePath(
+            self._writer, self._locks, clock, self.spool, self._count_episodes
+        )
+        self._durable = (
+            None
+            if self.spool is None
+            else SpooledCapture(self.spool, self._write, self.backend, clock)
+        )
         if self._durable is not None:
             self.worker.on_accept = self._durable.accept
             if replay:
@@ -355,68 +366,27 @@ class HindsightMemory:
                 ``event_time`` that is NaN, infinite or outside years 1-9999.
             TypeError: an ``event_time`` that is not a number.
         """
-        check_namespace(namespace)
-        kwargs: dict[str, Any] = {
-            "namespace": namespace,
-            "agent_id": agent_id,
-            "thread_id": thread_id,
-            "speaker": speaker,
-            "event_time": (
-                self.clock() if event_time is None else check_event_time(event_time)
-            ),
-            "source_ids": source_ids,
-            "scope": scope,
-        }
-        check_capture(**kwargs)  # what the store cannot hold fails here, not later
+        request = capture_request(
+            messages_or_text,
+            namespace=namespace,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            speaker=speaker,
+            event_time=self.clock() if event_time is None else event_time,
+            source_ids=source_ids,
+            scope=scope,
+        )
         if self._durable is not None:
-            payload = self._durable.payload(messages_or_text, **kwargs)
-            return self._durable.capture(payload, capture_id)
-        return self._capture_now(messages_or_text, **kwargs)
+            return self._durable.capture(request, capture_id)
+        return self._write(request)
 
-    def _capture_now(
-        self,
-        messages_or_text: Any,
-        *,
-        namespace: str,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        speaker: str | None = None,
-        event_time: float | None = None,
-        source_ids: Sequence[str] | None = None,
-        scope: Scope | str = Scope.PRIVATE,
-        capture_id: str | None = None,
-    ) -> list[MemoryRecord]:
-        turns = to_turns(messages_or_text, speaker, source_ids)
-        now = self.clock()
-        when = now if event_time is None else float(event_time)
-        with (
-            telemetry.memory_span(
-                telemetry.CAPTURE,
-                telemetry.CREATE_MEMORY,
-                namespace=namespace,
-                agent=agent_id or "",
-                turns=len(turns),
-                **{
-                    "session.id": thread_id,
-                    "input.value": "\n".join(t.text for t in turns)[:2000],
-                },
-            ) as span,
-            self._locks.namespace(namespace),
-            telemetry.collecting() as steps,
-            self._writer.batch(namespace, capture_id),
-        ):
-            if capture_id and self._durable and not self._durable.wanted(capture_id):
-                return []  # forgotten while it waited in the queue
-            written = self._writer.capture_turns(
-                turns,
-                Placement(namespace, agent_id or "", Scope(scope), thread_id or ""),
-                when=when,
-                now=now,
-            )
-            span.set_attribute("hindsight.memory_ids", [r.id for r in written])
-            telemetry.set_attributes(span, steps)
-            self._count_episodes(namespace, len(written))
-            return written
+    def _queued(self, **item: Any) -> list[MemoryRecord]:
+        # The worker's callable: its items are payloads that submit checked.
+        capture_id = item.pop("capture_id", None)
+        request = unchecked(item)
+        if self._durable is not None:
+            return self._durable.capture(request, capture_id)
+        return self._write(request)
 
     def _count_episodes(self, namespace: str, n: int) -> None:
         # Consolidate in the background once a namespace gathers enough new
@@ -477,25 +447,14 @@ class HindsightMemory:
             ValueError: empty namespace, or an ``event_time`` out of range.
             TypeError: an ``event_time`` that is not a number.
         """
-        check_namespace(namespace)
-        if kwargs.get("event_time") is not None:
-            # Checked here, not on the worker, where the caller never sees it.
-            check_event_time(kwargs["event_time"])
-        if isinstance(messages_or_text, str):
-            text = {"messages_or_text": messages_or_text, "namespace": namespace}
-            self.worker.submit({**text, **kwargs})
-            return 1
-        many = messages_or_text
-        if not isinstance(many, (list, tuple)):
-            many = [many]
-        item: dict[str, Any] = {
-            "messages_or_text": plain_messages(many),
-            "namespace": namespace,
-            **kwargs,
-        }
-        if not dedupe:
+        capture_id = kwargs.pop("capture_id", None)
+        request = capture_request(messages_or_text, namespace=namespace, **kwargs)
+        item = request.payload()
+        if capture_id is not None:
+            item["capture_id"] = capture_id  # spooled already
+        if isinstance(request.content, str) or not dedupe:
             self.worker.submit(item)
-            return len(item["messages_or_text"])
+            return 1 if isinstance(request.content, str) else len(request.content)
         return len(self.worker.submit_new(item))
 
     async def asubmit(
@@ -549,32 +508,28 @@ class HindsightMemory:
         Returns:
             A :class:`RecallResult`; empty (with ``timed_out``) past the deadline.
         """
-        check_namespace(namespace)
-        budget = (
-            self.policy.default_budget_tokens
-            if budget_tokens is None
-            else budget_tokens
-        )
-        if budget <= 0:
-            raise ValueError("budget_tokens must be positive")
-        limit = self.policy.recall_timeout_s if timeout is DEFAULT_TIMEOUT else timeout
-        call = (
+        request = recall_request(
             query,
-            namespace,
-            budget,
-            k,
-            explain,
-            agent_id,
-            tuple(context),
-            include_experience,
-            self.clock(),
+            namespace=namespace,
+            budget_tokens=(
+                self.policy.default_budget_tokens
+                if budget_tokens is None
+                else budget_tokens
+            ),
+            now=self.clock(),
+            k=k,
+            explain=explain,
+            agent_id=agent_id,
+            context=context,
+            include_experience=include_experience,
         )
+        limit = self.policy.recall_timeout_s if timeout is DEFAULT_TIMEOUT else timeout
         with telemetry.memory_span(
             telemetry.RECALL,
             telemetry.SEARCH_MEMORY,
             namespace=namespace,
             agent=agent_id or "",
-            budget_tokens=budget,
+            budget_tokens=request.budget_tokens,
             k=k,
             timeout_s=limit,
             **{
@@ -584,19 +539,19 @@ class HindsightMemory:
             },
         ) as span:
             if limit is None:
-                result = self._searcher.recall(*call)
+                result = self._searcher.recall(request)
             else:
-                result = self._recall_with_deadline(call, limit, span)
+                result = self._recall_with_deadline(request, limit, span)
             self._searcher.annotate(span, result)
             return result
 
     def _recall_with_deadline(
-        self, call: tuple[Any, ...], limit: float, span: Any
+        self, request: RecallRequest, limit: float, span: Any
     ) -> RecallResult:
         # The worker thread must see the recall span as its parent: copy the
         # caller's context (executors do not carry contextvars over).
         ctx = contextvars.copy_context()
-        future = self._recall_pool.submit(ctx.run, self._searcher.recall, *call)
+        future = self._recall_pool.submit(ctx.run, self._searcher.recall, request)
         try:
             return future.result(timeout=limit)
         except FutureTimeout:
@@ -605,10 +560,13 @@ class HindsightMemory:
                 f"recall took longer than {limit} s; the turn goes on without memories",
                 span,
                 timeout_s=limit,
-                namespace=call[1],
+                namespace=request.namespace,
             )
             return RecallResult(
-                query=call[0], memories=[], budget_tokens=call[2], timed_out=True
+                query=request.query,
+                memories=[],
+                budget_tokens=request.budget_tokens,
+                timed_out=True,
             )
 
     async def arecall(

@@ -95,6 +95,23 @@ def test_what_the_store_cannot_hold_is_refused_at_the_door(
     memory.close()
 
 
+@pytest.mark.parametrize("when", ["123", "1700000000.5", b"123", True, [1.0]])
+@pytest.mark.parametrize("spooled", [True, False])
+def test_an_event_time_that_is_not_a_number_is_refused_the_same_everywhere(
+    tmp_path: Path, when: Any, spooled: bool
+) -> None:
+    """capture() and submit() refuse "123" and other non-numbers alike, spool or not."""
+    spool = tmp_path / "s.spool"
+    kw: dict[str, Any] = {"spool": spool} if spooled else {}
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder(dim=64), **kw) as memory:
+        for call in (memory.capture, memory.submit):
+            with pytest.raises(TypeError, match="event_time"):
+                call("I like tea", namespace="u", event_time=when)
+        memory.flush()
+        assert [] == memory.list_memories("u", history=True)
+    assert not spooled or spool.read_bytes() == b""
+
+
 def _crashed_spool(path: Path, items: Sequence[dict[str, Any]]) -> list[str]:
     spool = Spool(path)
     ids = [spool.append(item) for item in items]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hindsight_lg import telemetry
@@ -33,9 +34,48 @@ from hindsight_lg.memory.recall.trace import (
     rerank_inputs,
     rerank_outputs,
 )
+from hindsight_lg.memory.requests import RecallRequest
 from hindsight_lg.model import Kind, Status, entity_id
 
 _DAY = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecallContext:
+    """What every path of one recall shares: the request, its probe, its filters.
+
+    Attributes:
+        request: the checked recall.
+        probe: what the query (and its context) asks about.
+        active: active memories the reader may see, strong enough to recall.
+        wake: active and cold ones: a dense hit close enough wakes a cold memory.
+        limit: candidates each path returns at most.
+    """
+
+    request: RecallRequest
+    probe: Probe
+    active: Where
+    wake: Where
+    limit: int
+
+    @classmethod
+    def of(cls, request: RecallRequest, policy: Policy) -> RecallContext:
+        """The context of ``request`` under ``policy``."""
+        reader = request.agent_id
+        return cls(
+            request=request,
+            probe=build_probe(request.query, now=request.now, context=request.context),
+            active=Where(
+                statuses=("active",), reader=reader, min_strength=policy.min_strength
+            ),
+            wake=Where(statuses=("active", "cold"), reader=reader),
+            limit=policy.candidates_per_path,
+        )
+
+    @property
+    def namespace(self) -> str:
+        """The tenant searched."""
+        return self.request.namespace
 
 
 class Searcher:
@@ -53,37 +93,28 @@ class Searcher:
         self.policy = policy
         self.reranker = reranker
 
-    def recall(
-        self,
-        query: str,
-        namespace: str,
-        budget: int,
-        k: int | None,
-        explain: bool,
-        agent_id: str | None,
-        context: Sequence[str],
-        include_experience: bool,
-        now: float,
-    ) -> RecallResult:
+    def recall(self, request: RecallRequest) -> RecallResult:
         """A full recall (see :meth:`HindsightMemory.recall`)."""
-        probe = build_probe(query, now=now, context=context)
-        pool, names = self._paths(probe, namespace, agent_id, now)
-        self._diffuse(pool, namespace, agent_id, names)
-        mark_speakers(list(pool.values()), probe)
+        ctx = RecallContext.of(request, self.policy)
+        pool, names = self._paths(ctx)
+        self._diffuse(pool, ctx, names)
+        mark_speakers(list(pool.values()), ctx.probe)
         annotate_pool(pool)
-        ranked = self._rank(pool, now, include_experience)
+        ranked = self._rank(pool, request)
         if self.reranker is not None and ranked:
-            ranked = self._rerank(query, ranked)
-        want = None if k is None else size_k(query, k)
-        chosen, used, cut = assemble(ranked, budget, want, self.policy, probe.terms)
-        result = RecallResult(
-            query=query,
-            memories=chosen,
-            budget_tokens=budget,
-            used_tokens=used,
-            cut=cut if explain else {},
+            ranked = self._rerank(request.query, ranked)
+        want = None if request.k is None else size_k(request.query, request.k)
+        chosen, used, cut = assemble(
+            ranked, request.budget_tokens, want, self.policy, ctx.probe.terms
         )
-        if explain:
+        result = RecallResult(
+            query=request.query,
+            memories=chosen,
+            budget_tokens=request.budget_tokens,
+            used_tokens=used,
+            cut=cut if request.explain else {},
+        )
+        if request.explain:
             result.explanation = {
                 c.record.id: {
                     **c.paths,
@@ -98,55 +129,35 @@ class Searcher:
 
     # -- paths -------------------------------------------------------------
 
-    def _paths(
-        self, probe: Probe, namespace: str, agent_id: str | None, now: float
-    ) -> tuple[dict[str, Candidate], list[str]]:
+    def _paths(self, ctx: RecallContext) -> tuple[dict[str, Candidate], list[str]]:
         pool: dict[str, Candidate] = {}
-        active = Where(
-            statuses=("active",), reader=agent_id, min_strength=self.policy.min_strength
-        )
-        limit = self.policy.candidates_per_path
+        probe = ctx.probe
         with telemetry.memory_span(
             telemetry.EMBED,
             kind=telemetry.EMBEDDING,
             **telemetry.embedding_attributes(self.embedder.model_id, [probe.text]),
         ):
             vector = self.embedder.embed([probe.text])[0]
-        wake = Where(statuses=("active", "cold"), reader=agent_id)
-        dense = self._dense(namespace, vector, wake, limit)
-        lexical = self._lexical(namespace, list(probe.terms), active, limit)
-        names, more_dense, more_lexical = self._coreference(
-            probe, namespace, (active, wake), limit
-        )
+        dense = self._dense(ctx, vector)
+        lexical = self._lexical(ctx, list(probe.terms))
+        names, more_dense, more_lexical = self._coreference(ctx)
         self._add(pool, "dense", best_of(dense, more_dense))
         self._add(pool, "lexical", best_of(lexical, more_lexical))
         if probe.entities:
             ent_terms = lexical_terms(" ".join(probe.entities))
-            self._add(
-                pool,
-                "entity",
-                self._lexical(namespace, ent_terms, active, limit, path="entity"),
-            )
+            self._add(pool, "entity", self._lexical(ctx, ent_terms, path="entity"))
         if probe.emotion:
             # Feelings recall feelings: "I'm stressed again" finds past stress.
             mood = lexical_terms(probe.emotion)
-            self._add(
-                pool,
-                "emotion",
-                self._lexical(namespace, mood, active, limit, path="emotion"),
-            )
-        self._feedback(pool, namespace, probe, active, limit)
-        self._recency(pool, namespace, active, now, limit)
+            self._add(pool, "emotion", self._lexical(ctx, mood, path="emotion"))
+        self._feedback(pool, ctx)
+        self._recency(pool, ctx)
         if probe.window is not None:
-            self._time(pool, namespace, active, probe, limit)
+            self._time(pool, ctx)
         return pool, names
 
     def _coreference(
-        self,
-        probe: Probe,
-        namespace: str,
-        where: tuple[Where, Where],
-        limit: int,
+        self, ctx: RecallContext
     ) -> tuple[list[str], list[Hit], list[Hit]]:
         """Read "my sister" in the query as the name the memories gave her.
 
@@ -159,11 +170,11 @@ class Searcher:
         stay comparable: the memory matching "Mei" *and* "work" beats the one
         that only says "sister" (or only "Mei").
         """
+        probe = ctx.probe
         if not probe.relations:
             return [], [], []
-        active, wake = where
         words = lexical_terms(" ".join(r.rel for r in probe.relations))
-        hits = self._lexical(namespace, words, active, limit, path="coreference")
+        hits = self._lexical(ctx, words, path="coreference")
         names = resolve_names(probe.relations, [h.record for h in hits])
         if not names:
             return [], [], []
@@ -174,18 +185,11 @@ class Searcher:
             **telemetry.embedding_attributes(self.embedder.model_id, [text]),
         ):
             vector = self.embedder.embed([text])[0]
-        dense = self._dense(namespace, vector, wake, limit)
-        lexical = self._lexical(namespace, lexical_terms(text), active, limit)
+        dense = self._dense(ctx, vector)
+        lexical = self._lexical(ctx, lexical_terms(text))
         return names, dense, lexical
 
-    def _feedback(
-        self,
-        pool: dict[str, Candidate],
-        namespace: str,
-        probe: Probe,
-        where: Where,
-        limit: int,
-    ) -> None:
+    def _feedback(self, pool: dict[str, Candidate], ctx: RecallContext) -> None:
         """Pseudo-relevance feedback: search again with the best hits' words.
 
         A multi-hop question names one side of what it asks; the memories that
@@ -212,7 +216,7 @@ class Searcher:
             for c in ranked[:docs]
             if best > 0 and seed_score(c) >= self.policy.feedback_min_share * best
         ]
-        have = set(probe.terms)
+        have = set(ctx.probe.terms)
         counts: dict[str, float] = defaultdict(float)
         for rank, c in enumerate(top):
             for t in dict.fromkeys(lexical_terms(c.record.content)):
@@ -221,19 +225,17 @@ class Searcher:
         if not counts:
             return
         picked = sorted(counts, key=lambda t: -counts[t])[: self.policy.feedback_terms]
-        hits = self._lexical(
-            namespace, [*probe.terms, *picked], where, limit, path="feedback"
-        )
+        hits = self._lexical(ctx, [*ctx.probe.terms, *picked], path="feedback")
         lenders = {c.record.id for c in top}
         self._add(pool, "feedback", hits, skip=lenders)
 
-    def _dense(
-        self, namespace: str, vector: Any, where: Where, limit: int
-    ) -> list[Hit]:
+    def _dense(self, ctx: RecallContext, vector: Any) -> list[Hit]:
         with telemetry.memory_span(
             telemetry.RECALL_DENSE, kind=telemetry.RETRIEVER, path="dense"
         ) as span:
-            hits = self.backend.search_dense(namespace, vector, where, limit=limit)
+            hits = self.backend.search_dense(
+                ctx.namespace, vector, ctx.wake, limit=ctx.limit
+            )
             keep = [
                 h
                 for h in hits
@@ -244,17 +246,14 @@ class Searcher:
             return keep
 
     def _lexical(
-        self,
-        namespace: str,
-        terms: list[str],
-        where: Where,
-        limit: int,
-        path: str = "lexical",
+        self, ctx: RecallContext, terms: list[str], path: str = "lexical"
     ) -> list[Hit]:
         with telemetry.memory_span(
             telemetry.RECALL_LEXICAL, kind=telemetry.RETRIEVER, path=path, terms=terms
         ) as span:
-            hits = self.backend.search_lexical(namespace, terms, where, limit=limit)
+            hits = self.backend.search_lexical(
+                ctx.namespace, terms, ctx.active, limit=ctx.limit
+            )
             span.set_attribute("hindsight.count", len(hits))
             return hits
 
@@ -278,41 +277,30 @@ class Searcher:
             if h.record.status is Status.COLD:
                 c.woken = True
 
-    def _recency(
-        self,
-        pool: dict[str, Candidate],
-        namespace: str,
-        where: Where,
-        now: float,
-        limit: int,
-    ) -> None:
+    def _recency(self, pool: dict[str, Candidate], ctx: RecallContext) -> None:
+        now = ctx.request.now
         since = now - self.policy.recency_window_days * _DAY
         with telemetry.memory_span(
             telemetry.RECALL_RECENCY, kind=telemetry.RETRIEVER, path="recency"
         ) as span:
-            rows = self.backend.query(namespace, _with(where, since=since), limit=limit)
+            rows = self.backend.query(
+                ctx.namespace, replace(ctx.active, since=since), limit=ctx.limit
+            )
             span.set_attribute("hindsight.count", len(rows))
         for r in rows:
             c = pool.setdefault(r.id, Candidate(r))
             c.paths["recency"] = recency(r, now)
 
-    def _time(
-        self,
-        pool: dict[str, Candidate],
-        namespace: str,
-        where: Where,
-        probe: Probe,
-        limit: int,
-    ) -> None:
-        window = probe.window
+    def _time(self, pool: dict[str, Candidate], ctx: RecallContext) -> None:
+        window = ctx.probe.window
         assert window is not None
         with telemetry.memory_span(
             telemetry.RECALL_TIME, kind=telemetry.RETRIEVER, path="time"
         ) as span:
             rows = self.backend.query(
-                namespace,
-                _with(where, since=window.start, until=window.end),
-                limit=limit * 4,
+                ctx.namespace,
+                replace(ctx.active, since=window.start, until=window.end),
+                limit=ctx.limit * 4,
             )
             span.set_attribute("hindsight.window", window.phrase)
             span.set_attribute("hindsight.count", len(rows))
@@ -321,19 +309,16 @@ class Searcher:
             c.paths["time"] = 1.0
 
     def _diffuse(
-        self,
-        pool: dict[str, Candidate],
-        namespace: str,
-        agent_id: str | None,
-        names: Sequence[str] = (),
+        self, pool: dict[str, Candidate], ctx: RecallContext, names: Sequence[str]
     ) -> None:
         """Graph diffusion from the best hits (see :class:`Diffusion`)."""
-        Diffusion(self.backend, self.policy).run(pool, namespace, agent_id, names)
+        diffusion = Diffusion(self.backend, self.policy)
+        diffusion.run(pool, ctx.namespace, ctx.request.agent_id, names)
 
     # -- ranking -----------------------------------------------------------
 
     def _rank(
-        self, pool: dict[str, Candidate], now: float, include_experience: bool
+        self, pool: dict[str, Candidate], request: RecallRequest
     ) -> list[Candidate]:
         ranked = []
         if self.policy.fusion == "rrf":
@@ -341,13 +326,13 @@ class Searcher:
         for c in pool.values():
             if (
                 c.record.kind is Kind.EXPERIENCE
-                and not include_experience
+                and not request.include_experience
                 and not c.record.meta.get("verified")
             ):
                 continue
             if not c.woken and c.record.status is not Status.ACTIVE:
                 continue
-            score(c, self.policy, now)
+            score(c, self.policy, request.now)
             ranked.append(c)
         ranked.sort(key=lambda c: (-c.score, -c.record.event_time, c.record.id))
         return ranked
@@ -384,10 +369,4 @@ def best_of(*hit_lists: list[Hit]) -> list[Hit]:
     return sorted(best.values(), key=lambda h: -h.score)
 
 
-def _with(where: Where, **changes: Any) -> Where:
-    from dataclasses import replace
-
-    return replace(where, **changes)
-
-
-__all__ = ["Searcher", "entity_id"]
+__all__ = ["RecallContext", "Searcher", "entity_id"]

@@ -1,0 +1,233 @@
+"""What a capture and a recall ask for, checked once at the engine's door.
+
+:meth:`HindsightMemory.capture <hindsight_lg.memory.engine.HindsightMemory.capture>`
+and ``submit`` build a :class:`CaptureRequest` with :func:`capture_request`,
+``recall`` a :class:`RecallRequest` with :func:`recall_request`. Each is
+frozen: what the caller passed is checked (and normalised) there, once, by
+one validator, and the parts behind the door (the spool, the background
+worker, the writer, the searcher) read its fields without checking again.
+The one exception is the spool's replay, which reads entries back from disk
+and checks them with the same validator before writing.
+
+A capture travels through the background worker and the spool as its
+:meth:`CaptureRequest.payload`, a JSON-ready dict of the ``capture`` keyword
+arguments (the spool file format).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hindsight_lg._messages import plain_messages
+from hindsight_lg.backends.base import check_namespace
+from hindsight_lg.memory.language.timeparse import check_event_time
+from hindsight_lg.model import Scope
+
+#: The store keeps agent and thread ids in VARCHAR(512) fields (UTF-8 bytes).
+MAX_ID_BYTES = 512
+
+Content = str | list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureRequest:
+    """One checked capture: the turn and where it goes.
+
+    Attributes:
+        content: the turn: a plain text, or messages as plain dicts.
+        namespace: the tenant.
+        agent_id: the writing agent.
+        thread_id: the conversation thread.
+        speaker: who said a plain-text turn.
+        event_time: when it was said (POSIX seconds); ``None``: when written.
+        source_ids: message or dialogue-turn ids this turn came from.
+        scope: who may read what it becomes.
+    """
+
+    content: Content
+    namespace: str
+    agent_id: str | None = None
+    thread_id: str | None = None
+    speaker: str | None = None
+    event_time: float | None = None
+    source_ids: tuple[str, ...] | None = None
+    scope: Scope = Scope.PRIVATE
+
+    def payload(self) -> dict[str, Any]:
+        """The request as ``capture`` keyword arguments, ready for JSON."""
+        return {
+            "messages_or_text": self.content,
+            "namespace": self.namespace,
+            "agent_id": self.agent_id,
+            "thread_id": self.thread_id,
+            "speaker": self.speaker,
+            "event_time": self.event_time,
+            "source_ids": None if self.source_ids is None else list(self.source_ids),
+            "scope": self.scope.value,
+        }
+
+
+def capture_request(
+    messages_or_text: Any,
+    *,
+    namespace: Any,
+    agent_id: Any = None,
+    thread_id: Any = None,
+    speaker: Any = None,
+    event_time: Any = None,
+    source_ids: Sequence[str] | None = None,
+    scope: Any = Scope.PRIVATE,
+) -> CaptureRequest:
+    """Check capture arguments once; what the store cannot hold fails here.
+
+    Raises:
+        ValueError: a namespace :func:`check_namespace` refuses, an id longer
+            than 512 bytes of UTF-8, an unknown scope, or an ``event_time``
+            that is NaN, infinite or outside the years 1 to 9999.
+        TypeError: an id or speaker that is not a string, or an
+            ``event_time`` that is not a number (a string such as ``"123"``
+            included).
+    """
+    check_namespace(namespace)
+    for name, value in (("agent_id", agent_id), ("thread_id", thread_id)):
+        _check_id(name, value)
+    if speaker is not None and not isinstance(speaker, str):
+        raise TypeError(f"speaker must be a str, not {type(speaker).__name__}")
+    return CaptureRequest(
+        content=_content(messages_or_text),
+        namespace=namespace,
+        agent_id=agent_id,
+        thread_id=thread_id,
+        speaker=speaker,
+        event_time=None if event_time is None else check_event_time(event_time),
+        source_ids=None if source_ids is None else tuple(source_ids),
+        scope=Scope(scope),
+    )
+
+
+def from_payload(payload: Mapping[str, Any]) -> CaptureRequest:
+    """A request from its :meth:`CaptureRequest.payload`, checked again.
+
+    For payloads read back from a spool file, which may have been written by
+    another version or damaged on disk.
+
+    Raises:
+        ValueError, TypeError: as :func:`capture_request`; ``KeyError``
+            without ``messages_or_text`` or ``namespace``.
+    """
+    fields = {k: v for k, v in payload.items() if k != "messages_or_text"}
+    return capture_request(payload["messages_or_text"], **fields)
+
+
+def unchecked(payload: Mapping[str, Any]) -> CaptureRequest:
+    """A request from a payload the engine made itself, not checked again.
+
+    For the background worker's items: ``submit`` checked them (the worker
+    may have joined the messages of several into one).
+    """
+    source_ids = payload.get("source_ids")
+    return CaptureRequest(
+        content=payload["messages_or_text"],
+        namespace=payload["namespace"],
+        agent_id=payload.get("agent_id"),
+        thread_id=payload.get("thread_id"),
+        speaker=payload.get("speaker"),
+        event_time=payload.get("event_time"),
+        source_ids=None if source_ids is None else tuple(source_ids),
+        scope=Scope(payload.get("scope", Scope.PRIVATE)),
+    )
+
+
+def _check_id(name: str, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
+        raise ValueError(
+            f"{name} is longer than {MAX_ID_BYTES} bytes of UTF-8: "
+            "use a shorter id (a hash of a long one works)"
+        )
+
+
+def _content(messages_or_text: Any) -> Content:
+    """A turn as text or plain message dicts (what a spool can write as JSON)."""
+    if isinstance(messages_or_text, bytes):
+        raise ValueError("capture() takes text or messages, not bytes")
+    if isinstance(messages_or_text, str):
+        return messages_or_text
+    many = messages_or_text
+    return plain_messages(many if isinstance(many, (list, tuple)) else [many])
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    """One checked recall.
+
+    Attributes:
+        query: the question or the user's latest message.
+        namespace: the tenant to search.
+        budget_tokens: size of the rendered block (positive).
+        now: the time the recall scores recency against (POSIX seconds).
+        k: how many memories at most; sized to the query when ``None``.
+        explain: attach per-path scores and why others were cut.
+        agent_id: the reading agent.
+        context: recent messages, used to extract extra probes.
+        include_experience: also return unconfirmed experience lessons.
+    """
+
+    query: str
+    namespace: str
+    budget_tokens: int
+    now: float
+    k: int | None = None
+    explain: bool = False
+    agent_id: str | None = None
+    context: tuple[str, ...] = ()
+    include_experience: bool = False
+
+
+def recall_request(
+    query: str,
+    *,
+    namespace: str,
+    budget_tokens: int,
+    now: float,
+    k: int | None = None,
+    explain: bool = False,
+    agent_id: str | None = None,
+    context: Sequence[str] = (),
+    include_experience: bool = False,
+) -> RecallRequest:
+    """Check recall arguments once.
+
+    Raises:
+        ValueError: an empty namespace or a budget that is not positive.
+    """
+    check_namespace(namespace)
+    if budget_tokens <= 0:
+        raise ValueError("budget_tokens must be positive")
+    return RecallRequest(
+        query=query,
+        namespace=namespace,
+        budget_tokens=budget_tokens,
+        now=now,
+        k=k,
+        explain=explain,
+        agent_id=agent_id,
+        context=tuple(context),
+        include_experience=include_experience,
+    )
+
+
+__all__ = [
+    "MAX_ID_BYTES",
+    "CaptureRequest",
+    "RecallRequest",
+    "capture_request",
+    "from_payload",
+    "recall_request",
+    "unchecked",
+]

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
 from hindsight_lg.backends.base import check_namespace
+from hindsight_lg.memory.durability import Spool
+from hindsight_lg.memory.jobs._engine import Engine
 from hindsight_lg.memory.jobs.portability import all_records, edges_of
 from hindsight_lg.memory.lifecycle.deletion import entity_nodes
 
@@ -33,20 +34,12 @@ class ForgetReport:
         return not any(self.left.values())
 
 
-class _Spool(Protocol):
-    def purge(self, namespace: str, thread_id: str | None = None) -> int: ...
-
-    def pending(self, namespace: str | None = None) -> list[Any]: ...
-
-    def dead(self) -> list[Any]: ...
-
-
 def count_left(
-    memory: Any,
+    memory: Engine,
     namespace: str,
     *,
     ids: Iterable[str] = (),
-    spool: _Spool | None = None,
+    spool: Spool | None = None,
 ) -> dict[str, int]:
     """What a namespace still holds, everywhere a capture can be.
 
@@ -64,23 +57,22 @@ def count_left(
         all zero means nothing of the namespace is left.
     """
     check_namespace(namespace)
-    spool = spool if spool is not None else getattr(memory, "spool", None)
+    spool = spool if spool is not None else memory.spool
     current = [r.id for r in all_records(memory, namespace, False)]
     every = list(dict.fromkeys([*current, *ids]))
     edges = {e.key: e for e in edges_of(memory, namespace, every)}
     edges.update({e.key: e for e in memory.backend.all_edges(namespace)})
-    worker = getattr(memory, "worker", None)
     return {
         "records": len(current),
         "edges": len(edges),
         "entity_nodes": len(entity_nodes(edges.values())),
         "audit": len(memory.backend.audit(namespace)),
-        "queued": worker.pending_for(namespace) if worker is not None else 0,
+        "queued": memory.worker.pending_for(namespace),
         "spooled": _spooled(spool, namespace),
     }
 
 
-def _spooled(spool: _Spool | None, namespace: str) -> int:
+def _spooled(spool: Spool | None, namespace: str) -> int:
     if spool is None:
         return 0
     dead = [e for e in spool.dead() if e.namespace == namespace]
@@ -88,7 +80,7 @@ def _spooled(spool: _Spool | None, namespace: str) -> int:
 
 
 def forget_namespace(
-    memory: Any, namespace: str, *, spool: _Spool | None = None, verify: bool = True
+    memory: Engine, namespace: str, *, spool: Spool | None = None, verify: bool = True
 ) -> ForgetReport:
     """Right to be forgotten: delete a namespace's records, edges, audit, spool.
 
@@ -104,8 +96,7 @@ def forget_namespace(
     """
     ids = [r.id for r in all_records(memory, namespace, False)]
     report = ForgetReport(namespace)
-    own = getattr(memory, "spool", None)
-    if _same_file(spool, own):
+    if _same_file(spool, memory.spool):
         spool = None  # the memory's own spool, under another object: purged below
     before = count_left(memory, namespace, ids=ids)
     report.removed["spooled"] = spool.purge(namespace) if spool is not None else 0
@@ -118,14 +109,9 @@ def forget_namespace(
     return report
 
 
-def _same_file(spool: _Spool | None, own: _Spool | None) -> bool:
+def _same_file(spool: Spool | None, own: Spool | None) -> bool:
     if spool is None or own is None:
         return False
     if spool is own:
         return True
-    mine, theirs = getattr(own, "path", None), getattr(spool, "path", None)
-    return (
-        mine is not None
-        and theirs is not None
-        and Path(mine).resolve() == Path(theirs).resolve()
-    )
+    return Path(own.path).resolve() == Path(spool.path).resolve()

@@ -27,10 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
-from hindsight_lg.backends.base import Where, check_namespace, visible_to
+from hindsight_lg.backends.base import (
+    MemoryBackend,
+    Where,
+    check_namespace,
+    visible_to,
+)
 from hindsight_lg.errors import StoreError
+from hindsight_lg.memory.jobs._engine import Engine
 from hindsight_lg.memory.jobs._format import (
     FORMAT,
     FORMAT_VERSION,
@@ -51,13 +57,6 @@ __all__ = [
 ]
 
 _BATCH = 500
-
-
-class _Memory(Protocol):
-    """The parts of :class:`~hindsight_lg.HindsightMemory` this module uses."""
-
-    backend: Any
-    embedder: Any
 
 
 @dataclass(slots=True)
@@ -82,13 +81,13 @@ class TransferStats:
 # -- export -----------------------------------------------------------------
 
 
-def all_records(memory: _Memory, namespace: str, vectors: bool) -> list[MemoryRecord]:
+def all_records(memory: Engine, namespace: str, vectors: bool) -> list[MemoryRecord]:
     """Every record of a namespace, whatever its status."""
     where = Where(statuses=())  # every status, deleted included: exact restore
     return list(memory.backend.query(namespace, where, limit=10**7, vectors=vectors))
 
 
-def edges_of(memory: _Memory, namespace: str, ids: list[str]) -> list[Edge]:
+def edges_of(memory: Engine, namespace: str, ids: list[str]) -> list[Edge]:
     """Edges touching ``ids``, each once, oldest first."""
     # One query per batch of ids: never the whole graph at once.
     seen: dict[str, Edge] = {}
@@ -99,7 +98,7 @@ def edges_of(memory: _Memory, namespace: str, ids: list[str]) -> list[Edge]:
 
 
 def _export_lines(
-    memory: _Memory, namespace: str, vectors: bool, agent_id: str | None
+    memory: Engine, namespace: str, vectors: bool, agent_id: str | None
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     records = all_records(memory, namespace, vectors)
     if agent_id is not None:
@@ -120,7 +119,7 @@ def _export_lines(
 
 
 def export_namespace(
-    memory: _Memory,
+    memory: Engine,
     namespace: str,
     out: TextIO,
     *,
@@ -176,7 +175,7 @@ def _renamed(item: Any, namespace: str) -> Any:
     return type(item).from_dict(data)
 
 
-def _embed_missing(memory: _Memory, records: list[MemoryRecord]) -> int:
+def _embed_missing(memory: Engine, records: list[MemoryRecord]) -> int:
     dim = memory.embedder.dim
     todo = [r for r in records if len(r.dense) != dim]
     for start in range(0, len(todo), 64):
@@ -188,7 +187,7 @@ def _embed_missing(memory: _Memory, records: list[MemoryRecord]) -> int:
 
 
 def import_namespace(
-    memory: _Memory,
+    memory: Engine,
     lines: Iterable[str],
     *,
     namespace: str,
@@ -242,7 +241,7 @@ def import_namespace(
 
 
 def _write(
-    backend: Any,
+    backend: MemoryBackend,
     target: str,
     records: list[MemoryRecord],
     edges: list[Edge],

@@ -29,17 +29,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from hindsight_lg import telemetry
 from hindsight_lg._messages import lookup, role, text_of
 from hindsight_lg._text import data_block, terms
+from hindsight_lg.memory.jobs._engine import Engine
 from hindsight_lg.model import Kind, MemoryRecord, Status
-
-if TYPE_CHECKING:
-    from hindsight_lg.memory.engine import HindsightMemory
 
 CORRECTIONS = (
     "that's wrong",
@@ -217,7 +215,7 @@ def _restated(record: MemoryRecord, said: list[set[str]]) -> bool:
 
 
 def _missed(
-    memory: HindsightMemory,
+    memory: Engine,
     messages: Sequence[Any],
     namespace: str,
     agent_id: str | None,
@@ -248,7 +246,7 @@ def _missed(
 
 
 def _keep_lesson(
-    memory: HindsightMemory,
+    memory: Engine,
     namespace: str,
     agent_id: str | None,
     r: Reflection,
@@ -275,7 +273,7 @@ def _keep_lesson(
 
 
 def reflect(
-    memory: HindsightMemory,
+    memory: Engine,
     messages: Sequence[Any],
     *,
     namespace: str,
@@ -343,14 +341,14 @@ def reflect(
 
 
 async def areflect(
-    memory: HindsightMemory, messages: Sequence[Any], **kwargs: Any
+    memory: Engine, messages: Sequence[Any], **kwargs: Any
 ) -> Reflection:
     """Async twin of :func:`reflect` (the work runs in a worker thread)."""
     return await asyncio.to_thread(reflect, memory, messages, **kwargs)
 
 
 def reflect_later(
-    memory: HindsightMemory,
+    memory: Engine,
     messages: Sequence[Any],
     *,
     on_done: Callable[[Reflection], None] | None = None,

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from hindsight_lg import telemetry
-from hindsight_lg._messages import AI, HUMAN, lookup, role, text_of
 from hindsight_lg._text import clean, has_negation, summarize
 from hindsight_lg.backends.base import MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder
+from hindsight_lg.memory.capture.turns import (
+    Placement,
+    Turn,
+    capped,
+    rest_of_turn,
+    turn_text,
+)
 from hindsight_lg.memory.durability.staging import StagedWrites
 from hindsight_lg.memory.language.encode import (
     EventDraft,
@@ -44,54 +48,6 @@ from hindsight_lg.model import (
 _CONTEXT_CHARS = 1000
 _THREADS_KEPT = 10_000
 _CONFLICT_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
-
-
-@dataclass(slots=True)
-class Turn:
-    """One utterance to capture, normalised from whatever the caller passed."""
-
-    text: str
-    speaker: str | None
-    source_ids: list[str]
-    source_kind: SourceKind = SourceKind.USER_CONFIRMED
-    truncated: bool = False
-
-
-def to_turns(
-    payload: Any, speaker: str | None, source_ids: Sequence[str] | None
-) -> list[Turn]:
-    """Normalise text, a message, or a list of messages into turns.
-
-    Tool and system messages are skipped: they are not what people said.
-    """
-    if isinstance(payload, bytes):
-        raise ValueError("capture() takes text or messages, not bytes")
-    if isinstance(payload, str):
-        return [Turn(payload, speaker, list(source_ids or []))]
-    messages = payload if isinstance(payload, (list, tuple)) else [payload]
-    turns = []
-    for msg in messages:
-        kind = role(msg)
-        if kind not in (HUMAN, AI):
-            continue
-        msg_id = lookup(msg, "id")
-        ids = list(source_ids or []) or ([str(msg_id)] if msg_id else [])
-        source = (
-            SourceKind.USER_CONFIRMED if kind == HUMAN else SourceKind.AGENT_INFERRED
-        )
-        name = lookup(msg, "name") or (speaker if kind == HUMAN else "assistant")
-        turns.append(Turn(text_of(msg), str(name or "user"), ids, source))
-    return turns
-
-
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """Where a capture's memories go: tenant, writing agent, scope and thread."""
-
-    namespace: str
-    agent_id: str = ""
-    scope: Scope = Scope.PRIVATE
-    thread_id: str = ""
 
 
 class Writer:
@@ -166,7 +122,7 @@ class Writer:
         limit = self.policy.max_content_chars
         # Cap first: splitting and context blending cost per character, and a
         # 10 MB turn would otherwise be split whole before being cut.
-        turns = [_capped(turn, limit) for turn in turns]
+        turns = [capped(turn, limit) for turn in turns]
         encoded = [self._encode(turn, when) for turn in turns]
         asked = self._questions_answered(turns, where)
         vectors = self._event_vectors(encoded, asked)
@@ -249,9 +205,9 @@ class Writer:
         """The context texts to blend into a turn's events, with their weights."""
         plan: list[tuple[str, float]] = []
         if len(keep) > 1 and self.policy.context_weight > 0:
-            plan.append((_turn_text(turn), self.policy.context_weight))
+            plan.append((turn_text(turn), self.policy.context_weight))
         if keep and question is not None and self.policy.previous_weight > 0:
-            plan.append((_turn_text(question), self.policy.previous_weight))
+            plan.append((turn_text(question), self.policy.previous_weight))
         return plan
 
     def _questions_answered(
@@ -370,7 +326,7 @@ class Writer:
             # store._index.record_text), never shown: "They loved it!" is found
             # by "dinosaur exhibit" said in the same turn, an answer by the
             # words of the question it answers.
-            parts = [_rest_of_turn(turn.text, d.content)]
+            parts = [rest_of_turn(turn.text, d.content)]
             parts += [question.text] if question is not None else []
             context = " ".join(p for p in parts if p)
             if context:
@@ -572,26 +528,6 @@ def context_vectors(
         blended = vectors[i] + weight * vectors[len(texts) + j]
         vectors[i] = blended / np.linalg.norm(blended)
     return [list(map(float, v)) for v in vectors[: len(texts)]]
-
-
-def _rest_of_turn(text: str, event: str) -> str:
-    """The turn's words outside ``event`` (empty when the event is the whole turn)."""
-    rest = " ".join(text.replace(event, " ", 1).split())
-    return rest if re.search(r"\w{3}", rest) else ""
-
-
-def _capped(turn: Turn, limit: int) -> Turn:
-    """``turn`` cut to ``limit`` characters (plus room for edge whitespace)."""
-    if len(turn.text) <= limit:
-        return turn
-    if "\x00" in turn.text:
-        raise ValueError("text contains NUL bytes: binary data is not a memory")
-    head = turn.text.lstrip()[: limit + 1]
-    return replace(turn, text=head, truncated=len(head) > limit)
-
-
-def _turn_text(turn: Turn) -> str:
-    return f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
 
 
 def embed_records(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:

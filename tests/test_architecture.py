@@ -201,6 +201,51 @@ def test_the_checker_catches_an_engine_reaching_into_a_concrete_backend() -> Non
     )
 
 
+# The engine's rooms, bottom first: room -> the other rooms it may import.
+# ``requests`` is what a capture and a recall ask for, checked at the engine's
+# door; durability stores and replays it, so it may read it (and nothing else of
+# the engine: it gets the write path as a callable). ``plumbing`` is the
+# engine's own machinery (locks, coalescing, spans). ``engine`` is engine.py,
+# its private helpers beside it and the package's ``__init__``: the top.
+ENGINE_ROOMS: dict[str, frozenset[str]] = {
+    "policy": frozenset(),
+    "plumbing": frozenset({"policy"}),
+    "language": frozenset(),
+    "requests": frozenset({"language"}),
+    "durability": frozenset({"requests"}),
+    "capture": frozenset({"language", "durability", "requests", "policy", "plumbing"}),
+    "recall": frozenset({"language", "requests", "policy", "plumbing"}),
+    "lifecycle": frozenset(
+        {"capture", "recall", "language", "requests", "policy", "plumbing"}
+    ),
+    "jobs": frozenset(
+        {
+            "lifecycle",
+            "capture",
+            "recall",
+            "language",
+            "durability",
+            "requests",
+            "policy",
+            "plumbing",
+        }
+    ),
+}
+ROOM_FOLDERS = ("language", "durability", "capture", "recall", "lifecycle", "jobs")
+PLUMBING = ("_locks", "_shared", "_coalesce", "_traced")
+
+
+def room_of(module: str) -> str | None:
+    """The engine room of a module (``None`` outside the engine)."""
+    parts = module.split(".")
+    if parts[:2] != ["hindsight_lg", "memory"]:
+        return None
+    name = parts[2] if len(parts) > 2 else ""
+    if name in ROOM_FOLDERS or name in ("policy", "requests"):
+        return name
+    return "plumbing" if name in PLUMBING else "engine"
+
+
 def targets() -> list[tuple[str, str]]:
     """(importing module, imported module of ours) for every import in the package.
 
@@ -218,6 +263,60 @@ def targets() -> list[tuple[str, str]]:
 def within(module: str, package: str) -> bool:
     """``module`` is ``package`` or one of its submodules."""
     return module == package or module.startswith(package + ".")
+
+
+def test_the_engine_rooms_import_downward() -> None:
+    """Language at the bottom, capture and recall above it, lifecycle, jobs, engine.py.
+
+    Durability imports only itself and the request it stores (besides the
+    layers below the engine); recall never imports capture; no room imports
+    engine.py: the jobs are typed against an engine protocol.
+    """
+    assert [] == [
+        f"{module} ({here}) imports {target} ({there})"
+        for module, target in targets()
+        if (here := room_of(module)) not in (None, "engine")
+        and (there := room_of(target)) is not None
+        and there != here
+        and there not in ENGINE_ROOMS[here]
+    ]
+
+
+def test_every_engine_folder_is_a_room() -> None:
+    """A new folder in the engine takes a place in the table above."""
+    folders = {p.parent.name for p in (PACKAGE / "memory").glob("*/__init__.py")}
+    assert sorted(ROOM_FOLDERS) == sorted(folders)
+
+
+def untyped_engine_handles(path: Path) -> list[str]:
+    """Parameters, fields and attributes named ``memory``/``engine`` typed ``Any``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        named: list[tuple[str, ast.expr | None]] = []
+        if isinstance(node, ast.arg):
+            named.append((node.arg, node.annotation))
+        elif isinstance(node, ast.AnnAssign):
+            target = node.target
+            name = getattr(target, "id", None) or getattr(target, "attr", "")
+            named.append((name, node.annotation))
+        found += [
+            f"{name}: Any (line {node.lineno})"
+            for name, note in named
+            if name.lstrip("_") in ("memory", "engine")
+            and note is not None
+            and ast.unparse(note).strip("'\"") in ("Any", "typing.Any")
+        ]
+    return found
+
+
+def test_the_engine_has_no_untyped_engine_handles() -> None:
+    """Inside the engine, whoever holds the engine names its type or protocol."""
+    assert [] == [
+        f"{module}: {handle}"
+        for module, path in sorted(modules().items())
+        if room_of(module) is not None
+        for handle in untyped_engine_handles(path)
+    ]
 
 
 def test_only_the_test_doubles_import_testing() -> None:

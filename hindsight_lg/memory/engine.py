@@ -13,59 +13,37 @@ import contextvars
 import enum
 import functools
 import os
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Final, cast
+from typing import Any, Final
 
-from hindsight_lg import telemetry
 from hindsight_lg.backends import (
     MemoryBackend,
     Where,
     check_namespace,
-    open_backend,
     read_cache_of,
-    with_read_cache,
 )
-from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
-from hindsight_lg.memory._coalesce import CoalescingEmbedder
-from hindsight_lg.memory._shared import acquire, file_key, release, write_locks
+from hindsight_lg.embeddings import Embedder, Reranker
+from hindsight_lg.memory._lifecycle_methods import LifecycleMethods
 from hindsight_lg.memory._traced import traced
-from hindsight_lg.memory._write import CapturePath
-from hindsight_lg.memory.capture import Writer
-from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
-from hindsight_lg.memory.durability.commit import DrainingBackend, GroupCommit
-from hindsight_lg.memory.language.encode import Extractor
-from hindsight_lg.memory.lifecycle import (
-    ClusterParams,
-    Correction,
-    CorrectionFactors,
-    Lifecycle,
-    Progress,
-)
+from hindsight_lg.memory._twins import in_thread
+from hindsight_lg.memory._wiring import EngineParts, open_parts, open_uri
+from hindsight_lg.memory.durability import Spool
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall import RecallResult, Searcher
+from hindsight_lg.memory.recall import RecallResult
 from hindsight_lg.memory.requests import (
-    RecallRequest,
     capture_request,
     recall_request,
-    unchecked,
 )
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
-    Kind,
     MemoryRecord,
     Scope,
-    SourceKind,
-    Tier,
     now_ts,
 )
 
 _ALL_STATUSES = ("active", "cold", "superseded", "archived")
-_RECALL_THREADS = 32  # concurrent recalls before one waits for a thread
 _WARM_UP_NAMESPACE = "hindsight-warm-up"  # searched once at open; holds nothing
 
 
@@ -79,7 +57,7 @@ class DefaultTimeout(enum.Enum):
 DEFAULT_TIMEOUT: Final = DefaultTimeout.TIMEOUT
 
 
-class HindsightMemory:
+class HindsightMemory(LifecycleMethods):
     """Long-term memory for agents: capture turns, recall by association.
 
     Args:
@@ -100,6 +78,14 @@ class HindsightMemory:
         spool: a :class:`~hindsight_lg.memory.durability.spool.Spool` or its file path:
             captures are acknowledged once fsync'd there and replayed after a
             crash or a store outage (see ``docs/reliability.md``).
+
+    Construction: the engine only stores ready parts. Building them (read
+    cache, spool and group commit, writer, searcher, lifecycle, locks,
+    threads, the background worker) happens in ``memory/_wiring.py``, which
+    this constructor calls and which then does the I/O an engine needs before
+    its first call: :meth:`setup` and the replay of the spool. So
+    ``HindsightMemory(backend, ...)`` is ready when it returns, as before;
+    :meth:`from_uri` goes through the same builder over a URI.
 
     Example:
         >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
@@ -122,100 +108,41 @@ class HindsightMemory:
         cache: bool = True,
         spool: Spool | str | os.PathLike[str] | None = None,
     ) -> None:
-        # Reads other than dense search are served from a write-through
-        # namespace cache, so a recall costs about one store query.
-        self.backend = self._store = (
-            with_read_cache(backend) if cache else read_cache_of(backend) or backend
+        self._attach(
+            open_parts(
+                backend,
+                embedder,
+                policy=policy,
+                llm=llm,
+                reranker=reranker,
+                clock=clock,
+                owns_backend=owns_backend,
+                cache=cache,
+                spool=spool,
+            )
         )
-        # With a spool, captures are acknowledged once fsync'd there and
-        # reach the store in batches (group commit); every other store call
-        # goes through a view that writes the staged batch first. Engines on
-        # one spool file share it and its group commit (see _shared).
-        self._shares: list[tuple[tuple[str, ...], Callable[[], None]]] = []
-        self._backend_key: tuple[str, ...] | None = None
-        self._closed = False
-        self.spool, self._group, replay = self._open_spool(spool)
-        if self._group is not None:
-            self.backend = DrainingBackend(self.backend, self._group)
-        self.embedder = embedder if embedder is not None else default_embedder()
-        self.policy = policy or Policy()
-        self.llm = llm
-        self.reranker = reranker
-        self.clock = clock
-        self._owns_backend = owns_backend
-        # The engine's parts reach the store through a wrapper that gives each
-        # store call its own span; self.backend is the (cached) backend itself.
-        view = traced(self.backend)
-        self._writer = Writer(view, self.embedder, self.policy, self._extractor())
-        # Concurrent recalls embed their queries in one batch (see _coalesce).
-        self._searcher = Searcher(
-            view,
-            CoalescingEmbedder(self.embedder),
-            self.policy,
-            reranker,
-        )
-        self._writer.sink = self._group
-        # Captures lock their namespace; lifecycle operations the whole engine.
-        self._locks = write_locks(self._store)
-        self._write_lock = cast(threading.RLock, self._locks)  # same protocol
-        self.lifecycle = Lifecycle(
-            view,
-            self.embedder,
-            self.policy,
-            llm=llm,
-            clock=clock,
-            write_lock=self._write_lock,
-            writer=self._writer,
-        )
-        if self._group is not None:
-            self.lifecycle.before_write = self._group.sync
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight")
-        # Recalls get threads of their own, enough for the concurrent turns of
-        # one process: time spent queued behind other turns (or behind a
-        # background consolidation) would count against each deadline. Threads
-        # start only when needed. arecall's calls run on a second pool, so a
-        # waiting caller never holds the thread its search needs.
-        self._recall_pool = ThreadPoolExecutor(
-            max_workers=_RECALL_THREADS, thread_name_prefix="hindsight-recall"
-        )
-        self._caller_pool = ThreadPoolExecutor(
-            max_workers=_RECALL_THREADS, thread_name_prefix="hindsight-arecall"
-        )
-        self.worker = CaptureWorker(self._queued)
-        self._new_episodes: Counter[str] = Counter()
-        try:
-            self.setup()
-        except BaseException:
-            self._release_shares()  # a later open of the spool must replay it
-            raise
-        # Whatever a previous run left in the spool is replayed now (by the
-        # first engine to open it in this process).
-        self._write = CapturePath(
-            self._writer, self._locks, clock, self.spool, self._count_episodes
-        )
-        self._durable = (
-            None
-            if self.spool is None
-            else SpooledCapture(self.spool, self._write, self.backend, clock)
-        )
-        if self._durable is not None:
-            self.worker.on_accept = self._durable.accept
-            if replay:
-                self._durable.replay()
 
-    def _open_spool(
-        self, spool: Spool | str | os.PathLike[str] | None
-    ) -> tuple[Spool | None, GroupCommit | None, bool]:
-        if spool is None:
-            return None, None, False
-        path = spool.path if isinstance(spool, Spool) else spool
-        key = file_key("spool", path)
-        shared, fresh = acquire(
-            key, lambda: spool if isinstance(spool, Spool) else Spool(path)
-        )
-        group, _ = acquire((*key, "group"), lambda: GroupCommit(self._store, shared))
-        self._shares = [((*key, "group"), group.close), (key, shared.close)]
-        return shared, group, fresh
+    def _attach(self, parts: EngineParts) -> None:
+        """Store ready parts (no I/O): what every engine's state comes from."""
+        self._parts = parts
+        self._closed = False
+        self.backend = parts.backend
+        self.embedder = parts.embedder
+        self.policy = parts.policy
+        self.llm = parts.llm
+        self.reranker = parts.reranker
+        self.clock = parts.clock
+        self.spool = parts.spool
+        self.worker = parts.worker
+        self.lifecycle = parts.lifecycle
+        self._store = parts.store
+        self._group = parts.group
+        self._searcher = parts.searcher
+        self._locks = parts.locks
+        self._durable = parts.durable
+        self._write = parts.write
+        self._pools = parts.pools
+        self._recall = parts.recall
 
     @classmethod
     def from_uri(
@@ -239,24 +166,9 @@ class HindsightMemory:
         that embeds nothing (listing, stats, export, forget), which then never
         loads the model.
         """
-        chosen = default_embedder(embedder)
-        if uri == ":memory:" or "://" in uri:
-            backend = open_backend(uri, token=token, prefix=prefix)
-            opened = cls(backend, chosen, owns_backend=True, **kwargs)
-            if warm_up:
-                opened.warm_up()
-            return opened
-        # A Lite file: one backend (and read cache) per file in this process.
-        key = file_key("lite", uri, prefix)
-        backend, _ = acquire(key, lambda: open_backend(uri, prefix=prefix))
-        kwargs.setdefault("spool", uri.rstrip("/\\") + ".spool")
-        try:
-            memory = cls(backend, chosen, **kwargs)
-        except BaseException:
-            if release(key):
-                backend.close()
-            raise
-        memory._backend_key = key
+        parts = open_uri(uri, embedder, token=token, prefix=prefix, **kwargs)
+        memory = cls.__new__(cls)  # the parts are ready: nothing left to build
+        memory._attach(parts)
         if warm_up:
             memory.warm_up()
         return memory
@@ -295,7 +207,7 @@ class HindsightMemory:
 
     def setup(self) -> None:
         """Create collections and check the embedding model; idempotent."""
-        self.backend.setup(dim=self.embedder.dim, model_id=self.embedder.model_id)
+        self._parts.setup()
 
     def warm_up(self, namespaces: Sequence[str] = ()) -> None:
         """Load the embedding model and the store's search path now, not at a recall.
@@ -321,13 +233,6 @@ class HindsightMemory:
             return  # no read cache (cache=False): nothing to load ahead
         for namespace in namespaces:
             self.backend.count(check_namespace(namespace), Where(statuses=()))
-
-    def _extractor(self) -> Extractor | None:
-        if self.llm is None:
-            return None
-        from hindsight_lg.memory.language.extract import llm_extractor
-
-        return llm_extractor(self.llm)
 
     # -- write -------------------------------------------------------------
 
@@ -380,51 +285,11 @@ class HindsightMemory:
             return self._durable.capture(request, capture_id)
         return self._write(request)
 
-    def _queued(self, **item: Any) -> list[MemoryRecord]:
-        # The worker's callable: its items are payloads that submit checked.
-        capture_id = item.pop("capture_id", None)
-        request = unchecked(item)
-        if self._durable is not None:
-            return self._durable.capture(request, capture_id)
-        return self._write(request)
-
-    def _count_episodes(self, namespace: str, n: int) -> None:
-        # Consolidate in the background once a namespace gathers enough new
-        # episodes; never on the capturing caller's time.
-        self._new_episodes[namespace] += n
-        if self._new_episodes[namespace] >= self.policy.consolidate_every > 0:
-            self._new_episodes[namespace] = 0
-            self._pool.submit(self.consolidate, namespace)
-
-    async def acapture(
-        self,
-        messages_or_text: Any,
-        *,
-        namespace: str,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        speaker: str | None = None,
-        event_time: float | None = None,
-        source_ids: Sequence[str] | None = None,
-        scope: Scope | str = Scope.PRIVATE,
-        capture_id: str | None = None,
-    ) -> list[MemoryRecord]:
-        """Async twin of :meth:`capture` (runs the store I/O in a worker thread)."""
-        return await asyncio.to_thread(
-            self.capture,
-            messages_or_text,
-            namespace=namespace,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            speaker=speaker,
-            event_time=event_time,
-            source_ids=source_ids,
-            scope=scope,
-            capture_id=capture_id,
-        )
+    acapture = in_thread(capture)
 
     def submit(
         self,
+        /,
         messages_or_text: Any,
         *,
         namespace: str,
@@ -457,24 +322,7 @@ class HindsightMemory:
             return 1 if isinstance(request.content, str) else len(request.content)
         return len(self.worker.submit_new(item))
 
-    async def asubmit(
-        self,
-        messages_or_text: Any,
-        *,
-        namespace: str,
-        dedupe: bool = True,
-        **kwargs: Any,
-    ) -> int:
-        """Async twin of :meth:`submit` (a spool's fsync runs off the event loop)."""
-        return await asyncio.to_thread(
-            functools.partial(
-                self.submit,
-                messages_or_text,
-                namespace=namespace,
-                dedupe=dedupe,
-                **kwargs,
-            )
-        )
+    asubmit = in_thread(submit)
 
     # -- read --------------------------------------------------------------
 
@@ -524,50 +372,7 @@ class HindsightMemory:
             include_experience=include_experience,
         )
         limit = self.policy.recall_timeout_s if timeout is DEFAULT_TIMEOUT else timeout
-        with telemetry.memory_span(
-            telemetry.RECALL,
-            telemetry.SEARCH_MEMORY,
-            namespace=namespace,
-            agent=agent_id or "",
-            budget_tokens=request.budget_tokens,
-            k=k,
-            timeout_s=limit,
-            **{
-                "input.value": query,
-                "gen_ai.retrieval.query.text": query,
-                "gen_ai.data_source.id": self.backend.capabilities.name,
-            },
-        ) as span:
-            if limit is None:
-                result = self._searcher.recall(request)
-            else:
-                result = self._recall_with_deadline(request, limit, span)
-            self._searcher.annotate(span, result)
-            return result
-
-    def _recall_with_deadline(
-        self, request: RecallRequest, limit: float, span: Any
-    ) -> RecallResult:
-        # The worker thread must see the recall span as its parent: copy the
-        # caller's context (executors do not carry contextvars over).
-        ctx = contextvars.copy_context()
-        future = self._recall_pool.submit(ctx.run, self._searcher.recall, request)
-        try:
-            return future.result(timeout=limit)
-        except FutureTimeout:
-            telemetry.degrade(
-                telemetry.TIMEOUT,
-                f"recall took longer than {limit} s; the turn goes on without memories",
-                span,
-                timeout_s=limit,
-                namespace=request.namespace,
-            )
-            return RecallResult(
-                query=request.query,
-                memories=[],
-                budget_tokens=request.budget_tokens,
-                timed_out=True,
-            )
+        return self._recall(request, limit)
 
     async def arecall(
         self,
@@ -599,7 +404,7 @@ class HindsightMemory:
         )
         ctx = contextvars.copy_context()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._caller_pool, ctx.run, call)
+        return await loop.run_in_executor(self._pools.caller, ctx.run, call)
 
     def get(self, namespace: str, memory_id: str) -> MemoryRecord | None:
         """One memory by id (any status), or ``None``."""
@@ -679,233 +484,6 @@ class HindsightMemory:
         with self._locks.namespace(ns):
             self._reads.append_audit(ns, list(entries))
 
-    # -- lifecycle (delegated to self.lifecycle) ----------------------------
-
-    def update(
-        self,
-        namespace: str,
-        memory_id: str,
-        *,
-        expected_version: int | None = None,
-        **changes: Any,
-    ) -> MemoryRecord:
-        """Change fields of a memory, with compare-and-swap on its version.
-
-        See :meth:`Lifecycle.update <hindsight_lg.memory.lifecycle.Lifecycle.update>`.
-        """
-        return self.lifecycle.update(
-            namespace, memory_id, expected_version=expected_version, **changes
-        )
-
-    async def aupdate(
-        self,
-        namespace: str,
-        memory_id: str,
-        *,
-        expected_version: int | None = None,
-        **changes: Any,
-    ) -> MemoryRecord:
-        """Async twin of :meth:`update`."""
-        return await asyncio.to_thread(
-            self.update,
-            namespace,
-            memory_id,
-            expected_version=expected_version,
-            **changes,
-        )
-
-    def remember(
-        self,
-        content: str,
-        *,
-        namespace: str,
-        kind: Kind | str = Kind.FACT,
-        importance: float | None = None,
-        confidence: float | None = None,
-        agent_id: str | None = None,
-        scope: Scope | str = Scope.PRIVATE,
-        meta: dict[str, Any] | None = None,
-        source_ids: Sequence[str] | None = None,
-        entities: Sequence[str] = (),
-        tier: Tier | str | None = None,
-        source_kind: SourceKind | str = SourceKind.AGENT_INFERRED,
-    ) -> MemoryRecord:
-        """Write one memory as given, without extraction, merging or supersession.
-
-        See :meth:`Lifecycle.remember <hindsight_lg.memory.lifecycle.Lifecycle.remember>`.
-        """
-        return self.lifecycle.remember(
-            content,
-            namespace=namespace,
-            kind=kind,
-            importance=importance,
-            confidence=confidence,
-            agent_id=agent_id,
-            scope=scope,
-            meta=meta,
-            source_ids=source_ids,
-            entities=entities,
-            tier=tier,
-            source_kind=source_kind,
-        )
-
-    async def aremember(
-        self,
-        content: str,
-        *,
-        namespace: str,
-        kind: Kind | str = Kind.FACT,
-        importance: float | None = None,
-        confidence: float | None = None,
-        agent_id: str | None = None,
-        scope: Scope | str = Scope.PRIVATE,
-        meta: dict[str, Any] | None = None,
-        source_ids: Sequence[str] | None = None,
-        entities: Sequence[str] = (),
-        tier: Tier | str | None = None,
-        source_kind: SourceKind | str = SourceKind.AGENT_INFERRED,
-    ) -> MemoryRecord:
-        """Async twin of :meth:`remember`."""
-        return await asyncio.to_thread(
-            self.remember,
-            content,
-            namespace=namespace,
-            kind=kind,
-            importance=importance,
-            confidence=confidence,
-            agent_id=agent_id,
-            scope=scope,
-            meta=meta,
-            source_ids=source_ids,
-            entities=entities,
-            tier=tier,
-            source_kind=source_kind,
-        )
-
-    def put_record(
-        self,
-        record: MemoryRecord,
-        *,
-        op: str = "create",
-        detail: dict[str, Any] | None = None,
-    ) -> MemoryRecord:
-        """Store a record as given, replacing one with the same id.
-
-        For adapters that build records themselves (``HindsightStore``): the
-        write is embedded when ``record.dense`` is empty, locked, traced and
-        audited like any other.
-        """
-        return self.lifecycle.put(record.namespace, record, op=op, detail=detail)
-
-    def reinforce(self, namespace: str, ids: Sequence[str]) -> list[MemoryRecord]:
-        """Mark memories as successfully used: stronger, longer-lived, more important."""
-        return self.lifecycle.reinforce(namespace, ids)
-
-    def weaken(
-        self, namespace: str, ids: Sequence[str], factor: float = 0.5
-    ) -> list[MemoryRecord]:
-        """Mark memories as misleading: less important, less trusted, faster fading."""
-        return self.lifecycle.weaken(namespace, ids, factor)
-
-    def restore(self, namespace: str, memory_id: str) -> MemoryRecord:
-        """Bring a cold or archived memory back to active."""
-        return self.lifecycle.restore(namespace, memory_id)
-
-    async def arestore(self, namespace: str, memory_id: str) -> MemoryRecord:
-        """Async twin of :meth:`restore`."""
-        return await asyncio.to_thread(self.restore, namespace, memory_id)
-
-    def correct(
-        self,
-        namespace: str,
-        memory_id: str,
-        text: str,
-        *,
-        factors: CorrectionFactors | None = None,
-    ) -> Correction:
-        """Replace a memory by a person's correction, keeping the old one as history.
-
-        The text becomes a new user-confirmed memory that supersedes the old
-        one (``supersedes`` edge), with raised importance; memories on the same
-        topic lose a little importance (bounded: see
-        :class:`~hindsight_lg.memory.lifecycle.CorrectionFactors`). Every change
-        is a compare-and-swap that re-reads and retries on a concurrent write.
-
-        Args:
-            namespace: the tenant.
-            memory_id: the memory that is wrong.
-            text: what is true instead.
-            factors: the correction's bounded factors (defaults documented).
-
-        Returns:
-            A :class:`~hindsight_lg.memory.lifecycle.Correction`.
-
-        Raises:
-            KeyError: no such memory.
-            ValueError: empty text, or the memory is already superseded.
-        """
-        return self.lifecycle.correct(namespace, memory_id, text, factors)
-
-    async def acorrect(
-        self,
-        namespace: str,
-        memory_id: str,
-        text: str,
-        *,
-        factors: CorrectionFactors | None = None,
-    ) -> Correction:
-        """Async twin of :meth:`correct`."""
-        return await asyncio.to_thread(
-            self.correct, namespace, memory_id, text, factors=factors
-        )
-
-    def confirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
-        """Verify an unconfirmed experience lesson: it joins ordinary recall."""
-        return self.lifecycle.confirm_lesson(namespace, memory_id)
-
-    async def aconfirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
-        """Async twin of :meth:`confirm_lesson`."""
-        return await asyncio.to_thread(self.confirm_lesson, namespace, memory_id)
-
-    def reject_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
-        """Archive an experience lesson as wrong; it is never recalled."""
-        return self.lifecycle.reject_lesson(namespace, memory_id)
-
-    async def areject_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
-        """Async twin of :meth:`reject_lesson`."""
-        return await asyncio.to_thread(self.reject_lesson, namespace, memory_id)
-
-    def decay(
-        self, namespace: str | None = None, now: float | None = None
-    ) -> dict[str, int]:
-        """Move weak memories to cold and weak cold ones to archived.
-
-        See :meth:`Lifecycle.decay <hindsight_lg.memory.lifecycle.Lifecycle.decay>`.
-        """
-        return self.lifecycle.decay(namespace, now)
-
-    def consolidate(
-        self,
-        namespace: str,
-        *,
-        params: ClusterParams | None = None,
-        progress: Progress | None = None,
-    ) -> list[MemoryRecord]:
-        """Cluster active episodes into semantic memories; episodes go cold."""
-        return self.lifecycle.consolidate(namespace, params=params, progress=progress)
-
-    async def aconsolidate(
-        self,
-        namespace: str,
-        *,
-        params: ClusterParams | None = None,
-        progress: Progress | None = None,
-    ) -> list[MemoryRecord]:
-        """Async twin of :meth:`consolidate`."""
-        return await asyncio.to_thread(
-            self.consolidate, namespace, params=params, progress=progress
-        )
-
     def forget(
         self,
         namespace: str,
@@ -945,15 +523,7 @@ class HindsightMemory:
             # and their markers are written now, before the audit is purged.
             self._group.sync()
 
-    async def aforget(
-        self,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        thread_id: str | None = None,
-    ) -> int:
-        """Async twin of :meth:`forget`."""
-        return await asyncio.to_thread(self.forget, namespace, ids, thread_id=thread_id)
+    aforget = in_thread(forget)
 
     # -- lifecycle of the object -------------------------------------------
 
@@ -964,36 +534,14 @@ class HindsightMemory:
             self._group.sync()
         self.backend.flush()
 
-    async def aflush(self) -> None:
-        """Async twin of :meth:`flush`."""
-        await asyncio.to_thread(self.flush)
+    aflush = in_thread(flush)
 
     def close(self) -> None:
         """Drain queued captures, stop workers, close the backend if owned."""
         if self._closed:
             return
         self._closed = True
-        self.worker.close()
-        self._pool.shutdown(wait=True)
-        self._caller_pool.shutdown(wait=True)
-        self._recall_pool.shutdown(wait=True)
-        if self._group is not None:
-            self._group.settle()
-        self._release_shares()
-        if self._backend_key is not None:
-            if release(self._backend_key):
-                self._store.close()
-            self._backend_key = None
-        elif self._owns_backend:
-            self._store.close()
-        else:
-            self._store.flush()
-
-    def _release_shares(self) -> None:
-        for key, close in self._shares:
-            if release(key):
-                close()
-        self._shares = []
+        self._parts.close()
 
     def __enter__(self) -> HindsightMemory:
         return self
@@ -1001,9 +549,7 @@ class HindsightMemory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def aclose(self) -> None:
-        """Async twin of :meth:`close` (drains captures off the event loop)."""
-        await asyncio.to_thread(self.close)
+    aclose = in_thread(close)
 
     async def __aenter__(self) -> HindsightMemory:
         return self

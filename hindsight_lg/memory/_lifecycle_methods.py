@@ -1,0 +1,182 @@
+"""The engine's lifecycle methods: update, remember, reinforce, correct, decay...
+
+Each one hands its call to the engine's :class:`Lifecycle` (compare-and-swap
+updates, reinforcement, lessons, decay, consolidation). They sit in a base
+class of :class:`~hindsight_lg.memory.engine.HindsightMemory` so the engine's
+module holds what the engine itself does (construction, capture, recall,
+reads, closing); to a caller they are the engine's own methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hindsight_lg.memory._twins import in_thread
+from hindsight_lg.memory.lifecycle import (
+    ClusterParams,
+    Correction,
+    CorrectionFactors,
+    Lifecycle,
+    Progress,
+)
+from hindsight_lg.model import Kind, MemoryRecord, Scope, SourceKind, Tier
+
+
+class LifecycleMethods:
+    """What :class:`HindsightMemory` does through its :class:`Lifecycle`."""
+
+    lifecycle: Lifecycle
+
+    def update(
+        self,
+        /,
+        namespace: str,
+        memory_id: str,
+        *,
+        expected_version: int | None = None,
+        **changes: Any,
+    ) -> MemoryRecord:
+        """Change fields of a memory, with compare-and-swap on its version.
+
+        See :meth:`Lifecycle.update <hindsight_lg.memory.lifecycle.Lifecycle.update>`.
+        """
+        return self.lifecycle.update(
+            namespace, memory_id, expected_version=expected_version, **changes
+        )
+
+    aupdate = in_thread(update)
+
+    def remember(
+        self,
+        content: str,
+        *,
+        namespace: str,
+        kind: Kind | str = Kind.FACT,
+        importance: float | None = None,
+        confidence: float | None = None,
+        agent_id: str | None = None,
+        scope: Scope | str = Scope.PRIVATE,
+        meta: dict[str, Any] | None = None,
+        source_ids: Sequence[str] | None = None,
+        entities: Sequence[str] = (),
+        tier: Tier | str | None = None,
+        source_kind: SourceKind | str = SourceKind.AGENT_INFERRED,
+    ) -> MemoryRecord:
+        """Write one memory as given, without extraction, merging or supersession.
+
+        See :meth:`Lifecycle.remember <hindsight_lg.memory.lifecycle.Lifecycle.remember>`.
+        """
+        return self.lifecycle.remember(
+            content,
+            namespace=namespace,
+            kind=kind,
+            importance=importance,
+            confidence=confidence,
+            agent_id=agent_id,
+            scope=scope,
+            meta=meta,
+            source_ids=source_ids,
+            entities=entities,
+            tier=tier,
+            source_kind=source_kind,
+        )
+
+    aremember = in_thread(remember)
+
+    def put_record(
+        self,
+        record: MemoryRecord,
+        *,
+        op: str = "create",
+        detail: dict[str, Any] | None = None,
+    ) -> MemoryRecord:
+        """Store a record as given, replacing one with the same id.
+
+        For adapters that build records themselves (``HindsightStore``): the
+        write is embedded when ``record.dense`` is empty, locked, traced and
+        audited like any other.
+        """
+        return self.lifecycle.put(record.namespace, record, op=op, detail=detail)
+
+    def reinforce(self, namespace: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        """Mark memories as successfully used: stronger, longer-lived, more important."""
+        return self.lifecycle.reinforce(namespace, ids)
+
+    def weaken(
+        self, namespace: str, ids: Sequence[str], factor: float = 0.5
+    ) -> list[MemoryRecord]:
+        """Mark memories as misleading: less important, less trusted, faster fading."""
+        return self.lifecycle.weaken(namespace, ids, factor)
+
+    def restore(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Bring a cold or archived memory back to active."""
+        return self.lifecycle.restore(namespace, memory_id)
+
+    arestore = in_thread(restore)
+
+    def correct(
+        self,
+        namespace: str,
+        memory_id: str,
+        text: str,
+        *,
+        factors: CorrectionFactors | None = None,
+    ) -> Correction:
+        """Replace a memory by a person's correction, keeping the old one as history.
+
+        The text becomes a new user-confirmed memory that supersedes the old
+        one (``supersedes`` edge), with raised importance; memories on the same
+        topic lose a little importance (bounded: see
+        :class:`~hindsight_lg.memory.lifecycle.CorrectionFactors`). Every change
+        is a compare-and-swap that re-reads and retries on a concurrent write.
+
+        Args:
+            namespace: the tenant.
+            memory_id: the memory that is wrong.
+            text: what is true instead.
+            factors: the correction's bounded factors (defaults documented).
+
+        Returns:
+            A :class:`~hindsight_lg.memory.lifecycle.Correction`.
+
+        Raises:
+            KeyError: no such memory.
+            ValueError: empty text, or the memory is already superseded.
+        """
+        return self.lifecycle.correct(namespace, memory_id, text, factors)
+
+    acorrect = in_thread(correct)
+
+    def confirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Verify an unconfirmed experience lesson: it joins ordinary recall."""
+        return self.lifecycle.confirm_lesson(namespace, memory_id)
+
+    aconfirm_lesson = in_thread(confirm_lesson)
+
+    def reject_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
+        """Archive an experience lesson as wrong; it is never recalled."""
+        return self.lifecycle.reject_lesson(namespace, memory_id)
+
+    areject_lesson = in_thread(reject_lesson)
+
+    def decay(
+        self, namespace: str | None = None, now: float | None = None
+    ) -> dict[str, int]:
+        """Move weak memories to cold and weak cold ones to archived.
+
+        See :meth:`Lifecycle.decay <hindsight_lg.memory.lifecycle.Lifecycle.decay>`.
+        """
+        return self.lifecycle.decay(namespace, now)
+
+    def consolidate(
+        self,
+        namespace: str,
+        *,
+        params: ClusterParams | None = None,
+        progress: Progress | None = None,
+    ) -> list[MemoryRecord]:
+        """Cluster active episodes into semantic memories; episodes go cold."""
+        return self.lifecycle.consolidate(namespace, params=params, progress=progress)
+
+    aconsolidate = in_thread(consolidate)

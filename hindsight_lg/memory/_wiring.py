@@ -1,0 +1,340 @@
+"""How an engine's parts are built and wired: the one place that does it.
+
+:class:`~hindsight_lg.memory.engine.HindsightMemory` stores an
+:class:`EngineParts` and calls into it; it builds nothing itself. Here:
+
+- :func:`wire` assembles the parts without touching the store: the read
+  cache over the backend, the spool and its group commit (engines on one
+  spool file share both, see ``_shared``), the store view that writes the
+  staged batch first, the writer, searcher and lifecycle over a traced view,
+  the write locks, the thread pools, the background worker and the write
+  callable the spool and the worker call.
+- :func:`open_parts` is :func:`wire` followed by the I/O an engine needs
+  before its first call: :meth:`EngineParts.setup` (collections, the
+  embedding model's check) and the replay of whatever a previous run left
+  in the spool. ``HindsightMemory(...)`` and ``from_uri`` go through it.
+- :func:`open_uri` opens the store at a URI first (``from_uri``).
+- :meth:`EngineParts.close` takes it all down again in order.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from hindsight_lg.backends import (
+    MemoryBackend,
+    open_backend,
+    read_cache_of,
+    with_read_cache,
+)
+from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
+from hindsight_lg.memory._coalesce import CoalescingEmbedder
+from hindsight_lg.memory._locks import WriteLocks
+from hindsight_lg.memory._read import RecallPath
+from hindsight_lg.memory._shared import acquire, file_key, release, write_locks
+from hindsight_lg.memory._traced import traced
+from hindsight_lg.memory._write import CapturePath
+from hindsight_lg.memory.capture import Writer
+from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
+from hindsight_lg.memory.durability.commit import DrainingBackend, GroupCommit
+from hindsight_lg.memory.language.encode import Extractor
+from hindsight_lg.memory.lifecycle import Lifecycle
+from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall import Searcher
+from hindsight_lg.memory.requests import unchecked
+from hindsight_lg.model import MemoryRecord, now_ts
+
+_RECALL_THREADS = 32  # concurrent recalls before one waits for a thread
+
+SpoolArg = Spool | str | os.PathLike[str] | None
+Share = tuple[tuple[str, ...], Callable[[], None]]
+
+
+@dataclass(slots=True)
+class Pools:
+    """The engine's threads; each starts only when first needed.
+
+    Recalls get threads of their own, enough for the concurrent turns of one
+    process: time spent queued behind other turns (or behind a background
+    consolidation) would count against each deadline. ``arecall``'s calls run
+    on a second pool, so a waiting caller never holds the thread its search
+    needs. ``background`` runs consolidation the captures asked for.
+    """
+
+    background: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(4, thread_name_prefix="hindsight")
+    )
+    recall: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(
+            _RECALL_THREADS, thread_name_prefix="hindsight-recall"
+        )
+    )
+    caller: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(
+            _RECALL_THREADS, thread_name_prefix="hindsight-arecall"
+        )
+    )
+
+    def shutdown(self) -> None:
+        """Wait for running work, then stop every thread."""
+        for pool in (self.background, self.caller, self.recall):
+            pool.shutdown(wait=True)
+
+
+@dataclass(slots=True)
+class EngineParts:
+    """Everything one engine holds, wired and ready (see :func:`wire`).
+
+    ``store`` is the (cached) backend; ``backend`` is the view the engine
+    reads and writes through: ``store`` itself, or with a spool a view that
+    writes the staged batch first. ``shares`` are the spool and group commit
+    this engine holds a share of; ``backend_key`` is the shared Lite backend
+    it holds a share of (``from_uri``), and ``owns_backend`` says whether
+    :meth:`close` closes an unshared one.
+    """
+
+    store: MemoryBackend
+    backend: MemoryBackend
+    embedder: Embedder
+    policy: Policy
+    llm: Any
+    reranker: Reranker | None
+    clock: Callable[[], float]
+    spool: Spool | None
+    group: GroupCommit | None
+    writer: Writer
+    searcher: Searcher
+    lifecycle: Lifecycle
+    locks: WriteLocks
+    pools: Pools
+    worker: CaptureWorker
+    write: CapturePath
+    recall: RecallPath
+    durable: SpooledCapture | None
+    shares: list[Share]
+    fresh_spool: bool
+    owns_backend: bool
+    backend_key: tuple[str, ...] | None = None
+
+    def setup(self) -> None:
+        """Create collections and check the embedding model; idempotent."""
+        self.backend.setup(dim=self.embedder.dim, model_id=self.embedder.model_id)
+
+    def queued(self, **item: Any) -> list[MemoryRecord]:
+        """The worker's callable: its items are payloads that ``submit`` checked."""
+        capture_id = item.pop("capture_id", None)
+        request = unchecked(item)
+        if self.durable is not None:
+            return self.durable.capture(request, capture_id)
+        return self.write(request)
+
+    def close(self) -> None:
+        """Drain queued captures, stop threads, let go of the store and spool."""
+        self.worker.close()
+        self.pools.shutdown()
+        if self.group is not None:
+            self.group.settle()
+        self.release_shares()
+        if self.backend_key is not None:
+            if release(self.backend_key):
+                self.store.close()
+            self.backend_key = None
+        elif self.owns_backend:
+            self.store.close()
+        else:
+            self.store.flush()
+
+    def release_shares(self) -> None:
+        """Let go of the spool and group commit (the last holder closes them)."""
+        for key, close in self.shares:
+            if release(key):
+                close()
+        self.shares = []
+
+
+def open_uri(
+    uri: str,
+    embedder: Embedder | str | None = None,
+    *,
+    token: str = "",
+    prefix: str = "hindsight",
+    **options: Any,
+) -> EngineParts:
+    """:func:`open_parts` over the store at ``uri`` (see ``HindsightMemory.from_uri``).
+
+    A server or ``:memory:`` store is owned by the parts; a Milvus Lite file
+    is shared by every engine of this process that opens it (one backend and
+    read cache per file) and gets the spool ``<uri>.spool`` by default.
+    """
+    chosen = default_embedder(embedder)
+    if uri == ":memory:" or "://" in uri:
+        backend = open_backend(uri, token=token, prefix=prefix)
+        return open_parts(backend, chosen, owns_backend=True, **options)
+    key = file_key("lite", uri, prefix)
+    backend, _ = acquire(key, lambda: open_backend(uri, prefix=prefix))
+    options.setdefault("spool", uri.rstrip("/\\") + ".spool")
+    try:
+        parts = open_parts(backend, chosen, **options)
+    except BaseException:
+        if release(key):
+            backend.close()
+        raise
+    parts.backend_key = key
+    return parts
+
+
+def open_parts(
+    backend: MemoryBackend,
+    embedder: Embedder | None = None,
+    **options: Any,
+) -> EngineParts:
+    """:func:`wire`, then set the store up and replay the spool.
+
+    Args:
+        backend: where memories live.
+        embedder: the dense embedding model (the default one when ``None``).
+        **options: the keyword arguments of :func:`wire`.
+
+    Raises:
+        Exception: whatever ``setup`` raised; the spool's share is released
+            first, so a later open of the spool replays it.
+    """
+    parts = wire(backend, embedder, **options)
+    try:
+        parts.setup()
+    except BaseException:
+        parts.release_shares()
+        raise
+    # Whatever a previous run left in the spool is replayed now (by the
+    # first engine to open it in this process).
+    if parts.durable is not None and parts.fresh_spool:
+        parts.durable.replay()
+    return parts
+
+
+def wire(
+    backend: MemoryBackend,
+    embedder: Embedder | None = None,
+    *,
+    policy: Policy | None = None,
+    llm: Any = None,
+    reranker: Reranker | None = None,
+    clock: Callable[[], float] = now_ts,
+    owns_backend: bool = False,
+    cache: bool = True,
+    spool: SpoolArg = None,
+) -> EngineParts:
+    """Build an engine's parts (see :class:`HindsightMemory` for the arguments).
+
+    The store is not touched; the spool is opened (or its share taken).
+    """
+    # Reads other than dense search are served from a write-through
+    # namespace cache, so a recall costs about one store query.
+    store = with_read_cache(backend) if cache else read_cache_of(backend) or backend
+    opened, group, shares, fresh = _open_spool(store, spool)
+    # With a spool, captures are acknowledged once fsync'd there and reach
+    # the store in batches (group commit); every other store call goes
+    # through a view that writes the staged batch first.
+    view: MemoryBackend = store if group is None else DrainingBackend(store, group)
+    chosen = embedder if embedder is not None else default_embedder()
+    policy = policy or Policy()
+    locks = write_locks(store)  # captures lock their namespace, lifecycle all
+    traced_view = traced(view)  # each store call of the parts gets a span
+    writer = Writer(traced_view, chosen, policy, _extractor(llm))
+    writer.sink = group
+    lifecycle = Lifecycle(
+        traced_view,
+        chosen,
+        policy,
+        llm=llm,
+        clock=clock,
+        write_lock=cast(threading.RLock, locks),  # same protocol
+        writer=writer,
+    )
+    if group is not None:
+        lifecycle.before_write = group.sync
+    pools = Pools()
+    # Concurrent recalls embed their queries in one batch (see _coalesce).
+    searcher = Searcher(traced_view, CoalescingEmbedder(chosen), policy, reranker)
+    counter = _EpisodeCounter(policy, pools.background, lifecycle)
+    write = CapturePath(writer, locks, clock, opened, counter.add)
+    durable = None if opened is None else SpooledCapture(opened, write, view, clock)
+    parts = EngineParts(
+        store=store,
+        backend=view,
+        embedder=chosen,
+        policy=policy,
+        llm=llm,
+        reranker=reranker,
+        clock=clock,
+        spool=opened,
+        group=group,
+        writer=writer,
+        searcher=searcher,
+        lifecycle=lifecycle,
+        locks=locks,
+        pools=pools,
+        worker=CaptureWorker(lambda **item: parts.queued(**item)),
+        write=write,
+        recall=RecallPath(searcher, pools.recall, view),
+        durable=durable,
+        shares=shares,
+        fresh_spool=fresh,
+        owns_backend=owns_backend,
+    )
+    if durable is not None:
+        # "Accepted" by the worker means spooled: it survives a crash.
+        parts.worker.on_accept = durable.accept
+    return parts
+
+
+def _open_spool(
+    store: MemoryBackend, spool: SpoolArg
+) -> tuple[Spool | None, GroupCommit | None, list[Share], bool]:
+    """The spool and its group commit, shared by engines on one spool file."""
+    if spool is None:
+        return None, None, [], False
+    path = spool.path if isinstance(spool, Spool) else spool
+    key = file_key("spool", path)
+    shared, fresh = acquire(
+        key, lambda: spool if isinstance(spool, Spool) else Spool(path)
+    )
+    group, _ = acquire((*key, "group"), lambda: GroupCommit(store, shared))
+    return shared, group, [((*key, "group"), group.close), (key, shared.close)], fresh
+
+
+def _extractor(llm: Any) -> Extractor | None:
+    if llm is None:
+        return None
+    from hindsight_lg.memory.language.extract import llm_extractor
+
+    return llm_extractor(llm)
+
+
+class _EpisodeCounter:
+    """Consolidates a namespace in the background once it has enough new episodes.
+
+    Never on the capturing caller's time: the consolidation runs on the
+    engine's background pool.
+    """
+
+    def __init__(
+        self, policy: Policy, pool: ThreadPoolExecutor, lifecycle: Lifecycle
+    ) -> None:
+        self._policy = policy
+        self._pool = pool
+        self._lifecycle = lifecycle
+        self._new: Counter[str] = Counter()
+
+    def add(self, namespace: str, n: int) -> None:
+        """Count ``n`` new episodes of ``namespace``."""
+        self._new[namespace] += n
+        if self._new[namespace] >= self._policy.consolidate_every > 0:
+            self._new[namespace] = 0
+            self._pool.submit(self._lifecycle.consolidate, namespace)

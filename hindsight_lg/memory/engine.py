@@ -267,9 +267,11 @@ class HindsightMemory(LifecycleMethods):
             with a spool, ``[]`` when the store failed and the turn waits there.
 
         Raises:
-            ValueError: empty namespace, bytes or binary content, or an
+            ValueError: empty namespace, bytes or binary content, an agent or
+                thread id over 512 bytes, an unknown scope, or an
                 ``event_time`` that is NaN, infinite or outside years 1-9999.
-            TypeError: an ``event_time`` that is not a number.
+            TypeError: an id or speaker that is not a string, or an
+                ``event_time`` that is not a number (``"123"`` included).
         """
         request = capture_request(
             messages_or_text,
@@ -309,8 +311,9 @@ class HindsightMemory(LifecycleMethods):
             How many messages were queued (a plain text counts as one).
 
         Raises:
-            ValueError: empty namespace, or an ``event_time`` out of range.
-            TypeError: an ``event_time`` that is not a number.
+            ValueError, TypeError: as :meth:`capture` (checked here, by the
+                same validator, not on the worker where the caller never
+                sees it); nothing was queued.
         """
         capture_id = kwargs.pop("capture_id", None)
         request = capture_request(messages_or_text, namespace=namespace, **kwargs)

@@ -19,6 +19,7 @@ from hindsight_lg.nodes._core import (
     reflect_node,
 )
 from hindsight_lg.nodes._turns import is_final_answer
+from hindsight_lg.nodes._view import MEMORY_CHANNEL, Blocks, agent_view, tokenized
 
 RECALL, CAPTURE, REFLECT = "hindsight_recall", "hindsight_capture", "hindsight_reflect"
 
@@ -102,7 +103,13 @@ def add_hindsight(
             it on the capture worker (the run does not wait for it;
             ``memory.flush()`` does), ``"sync"`` inline, ``False`` not at all.
         llm: chat model for reflection (heuristics without one).
-        into: where recalled memories go (see :func:`recall_node`).
+        into: ``"messages"`` (default): the agent node sees the memories as a
+            system message next to the latest user message on every call,
+            but they are kept in a private channel, never in the thread's
+            ``messages``, so ``stream_mode="messages"`` clients and
+            ``get_state()`` never see them; ``"state"``: written to
+            ``state["memories"]`` for your agent to place (see
+            :func:`recall_node`).
         agent_id: fixed agent id (else from context / ``configurable``).
         scope: scope of captured memories.
         identity: whose memory, for all three nodes (see
@@ -139,7 +146,20 @@ def add_hindsight(
     if taken:
         raise ValueError(f"add_hindsight was already applied (nodes {sorted(taken)})")
     who: dict[str, Any] = {"agent_id": agent_id, "identity": identity, "strict": strict}
-    builder.add_node(RECALL, recall_node(memory, into=into, **who, **recall_options))
+    if into == "messages":
+        # The block reaches the model through the agent's view, never the
+        # thread's messages: no stream emits it, no paused state shows it.
+        position = recall_options.pop("position", "after")
+        recall = recall_node(
+            memory, into="state", state_key=MEMORY_CHANNEL, **who, **recall_options
+        )
+        blocks = Blocks()
+        schema = agent_view(builder, agent, position, recall, blocks)
+        builder.add_node(RECALL, tokenized(recall, blocks), input_schema=schema)
+    else:
+        builder.add_node(
+            RECALL, recall_node(memory, into=into, **who, **recall_options)
+        )
     builder.add_node(
         CAPTURE,
         capture_node(memory, scope=scope, capture_tools=capture_tools, **who),

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 FAILED = 2  # exit code of every usage, input or store error
+DESCRIPTION = "The hindsight-lg command: demo, inspect, search, and maintain memory."
 
 COMMANDS = (
     "demo",
@@ -86,9 +87,7 @@ def _configure_tracing() -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
-    parser = argparse.ArgumentParser(
-        prog="hindsight-lg", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="hindsight-lg", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
@@ -112,6 +111,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`hindsight-lg list | head -1`): what it wanted
+        # was printed. Point stdout at /dev/null so the interpreter's final
+        # flush cannot raise again, and end as a finished command.
+        _silence_stdout()
+        return 0
     except SystemExit as exc:
         if isinstance(exc.code, int):
             return exc.code
@@ -121,6 +126,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         message, code = describe(exc)
         print(f"error: {message}", file=sys.stderr)
         return code
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file descriptor (tests)
+        pass
+    finally:
+        os.close(devnull)
 
 
 def describe(exc: BaseException) -> tuple[str, int]:

@@ -189,7 +189,12 @@ def render(report: dict[str, Any]) -> str:
     for other in report["consolidated_into"]:
         lines.append(f"consolidated into {other}")
     last = report["last_recalled"]
-    lines.append(f"recalled {last['at'] or 'never'} (used {last['uses']} times)")
+    # Recall is a read and records nothing; what the store keeps is each time
+    # a recalled memory was used (reinforced), so that is what this line says.
+    lines.append(
+        f"used     {last['at'] or 'never'} ({last['uses']} times reinforced; "
+        "recalls are not recorded)"
+    )
     lines.append("history")
     lines += [f"  {e['at']}  {e['op']}" for e in report["history"]]
     return "\n".join(lines)

@@ -6,6 +6,7 @@ import argparse
 import gc
 import os
 import sys
+from urllib.parse import quote
 
 from hindsight_lg._commands import add_store_args, namespace_arg, open_memory
 
@@ -63,7 +64,9 @@ def cmd_panel(args: argparse.Namespace) -> int:
         gc.collect()
         gc.freeze()
         where = "[::1]" if args.host == "::1" else args.host
-        suffix = "/?token=<token>" if token else "/"
+        # The link to open, token included (as Jupyter prints it): the token
+        # is the user's own, and the first visit trades it for a cookie.
+        suffix = f"/?token={quote(token, safe='')}" if token else "/"
         print(f"memory panel on http://{where}:{args.port}{suffix}", file=sys.stderr)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     finally:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -176,11 +177,11 @@ class HindsightStore(BaseStore):
         """The live record of an item (put by the store, or a memory by its id)."""
         tenant = self.tenants.tenant(namespace)
         now = self.memory.clock()
-        for wanted in (item_id(tenant, key), key):
+        for wanted in (item_id(tenant, key), *_memory_ids(key)):
             rows = self.memory.get_many(tenant, [wanted], vectors=vectors)
             live = [r for r in rows if self._visible(r, now)]
             if live and self._labels(live[0]) == namespace:
-                if wanted == key and item_meta(live[0]) is not None:
+                if wanted != item_id(tenant, key) and item_meta(live[0]) is not None:
                     continue  # a store item is addressed by its key, not its id
                 return live[0]
         return None
@@ -270,6 +271,13 @@ class HindsightStore(BaseStore):
         if op.value is None:
             if old is not None:
                 self.memory.forget(old.namespace, [old.id])
+            return
+        if old is not None and item_meta(old) is None:
+            # A put to a captured memory's key corrects that memory (new
+            # content, re-embedded, version bumped): one memory, not two.
+            content = self._text(dict(op.value), op.index) or self._text(op.value, None)
+            if content != old.content:
+                self.memory.update(old.namespace, old.id, content=content)
             return
         self._write(op, old)
 
@@ -369,6 +377,19 @@ class HindsightStore(BaseStore):
             if expired:
                 deleted += self.memory.forget(tenant, expired)
         return deleted
+
+
+def _memory_ids(key: str) -> list[str]:
+    """The memory ids ``key`` may name: itself and, for any UUID spelling, its hex.
+
+    Memory ids are 32 hex digits; tools that parse ids as UUIDs (LangMem's)
+    hand them back dashed (``str(uuid.UUID(id))``).
+    """
+    try:
+        hexed = uuid.UUID(key).hex
+    except (ValueError, AttributeError, TypeError):
+        return [key]
+    return [key] if hexed == key else [key, hexed]
 
 
 def _path_matches(space: tuple[str, ...], match_type: str, path: Sequence[str]) -> bool:

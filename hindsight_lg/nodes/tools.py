@@ -17,13 +17,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.prebuilt import InjectedState
 from pydantic import BaseModel, Field, model_validator
 
 from hindsight_lg._items import record_fields
+from hindsight_lg._messages import HUMAN, message_key, plain_messages, role
 from hindsight_lg.identity import (
     Identity,
     IdentityRule,
@@ -165,6 +167,23 @@ class _Tools:
             "meta": {"origin": "memory_tool", "thread_id": who.thread_id or ""},
         }
 
+    def claim_request(
+        self, who: Identity, args: ManageMemory, messages: list[Any] | None
+    ) -> None:
+        """Keep the user message a create or update came from out of capture.
+
+        The model turned that message into the memory it just wrote; capturing
+        the message as well (the middleware, the capture node) would leave a
+        second copy that a later correction of the first does not reach. The
+        claim is the one every capture path checks before it captures.
+        """
+        if args.action == "delete" or not messages:
+            return
+        asked = next((m for m in reversed(messages) if role(m) == HUMAN), None)
+        if asked is not None:
+            plain = plain_messages([asked])
+            self.memory.worker.claim(who.namespace, [message_key(m) for m in plain])
+
     def owned(self, who: Identity, memory_id: str) -> MemoryRecord:
         """The memory ``memory_id`` of this run's tenant (never another's)."""
         record = self.memory.get(who.namespace, memory_id)
@@ -292,13 +311,16 @@ def manage_memory_tool(
         content: str | None = None,
         id: str | None = None,
         kind: str = "fact",
+        messages: Annotated[list[Any] | None, InjectedState("messages")] = None,
     ) -> str:
         args = ManageMemory(action=action, content=content, id=id, kind=kind)  # type: ignore[arg-type]
         try:
             who = tools.who(config)
         except LookupError:
             return "memory is unavailable for this run (no user)"
-        return run(who, args)
+        answer = run(who, args)
+        tools.claim_request(who, args, messages)
+        return answer
 
     async def amanage(
         action: str,
@@ -306,13 +328,16 @@ def manage_memory_tool(
         content: str | None = None,
         id: str | None = None,
         kind: str = "fact",
+        messages: Annotated[list[Any] | None, InjectedState("messages")] = None,
     ) -> str:
         args = ManageMemory(action=action, content=content, id=id, kind=kind)  # type: ignore[arg-type]
         try:
             who = await tools.awho(config)
         except LookupError:
             return "memory is unavailable for this run (no user)"
-        return await arun(who, args)
+        answer = await arun(who, args)
+        tools.claim_request(who, args, messages)
+        return answer
 
     return StructuredTool.from_function(
         func=manage,

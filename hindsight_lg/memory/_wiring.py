@@ -160,10 +160,11 @@ class EngineParts:
 
 def open_uri(
     uri: str,
-    embedder: Embedder | str | None = None,
+    embedder: Embedder,
     *,
     token: str = "",
     prefix: str = "hindsight",
+    open_store: Callable[..., MemoryBackend] = open_backend,
     **options: Any,
 ) -> EngineParts:
     """:func:`open_parts` over the store at ``uri`` (see ``HindsightMemory.from_uri``).
@@ -171,16 +172,16 @@ def open_uri(
     A server or ``:memory:`` store is owned by the parts; a Milvus Lite file
     is shared by every engine of this process that opens it (one backend and
     read cache per file) and gets the spool ``<uri>.spool`` by default.
+    ``open_store`` opens a store (:func:`~hindsight_lg.backends.open_backend`).
     """
-    chosen = default_embedder(embedder)
     if uri == ":memory:" or "://" in uri:
-        backend = open_backend(uri, token=token, prefix=prefix)
-        return open_parts(backend, chosen, owns_backend=True, **options)
+        backend = open_store(uri, token=token, prefix=prefix)
+        return open_parts(backend, embedder, owns_backend=True, **options)
     key = file_key("lite", uri, prefix)
-    backend, _ = acquire(key, lambda: open_backend(uri, prefix=prefix))
+    backend, _ = acquire(key, lambda: open_store(uri, prefix=prefix))
     options.setdefault("spool", uri.rstrip("/\\") + ".spool")
     try:
-        parts = open_parts(backend, chosen, **options)
+        parts = open_parts(backend, embedder, **options)
     except BaseException:
         if release(key):
             backend.close()

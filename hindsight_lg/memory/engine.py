@@ -21,9 +21,10 @@ from hindsight_lg.backends import (
     MemoryBackend,
     Where,
     check_namespace,
+    open_backend,
     read_cache_of,
 )
-from hindsight_lg.embeddings import Embedder, Reranker
+from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
 from hindsight_lg.memory._lifecycle_methods import LifecycleMethods
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory._twins import in_thread
@@ -166,7 +167,10 @@ class HindsightMemory(LifecycleMethods):
         that embeds nothing (listing, stats, export, forget), which then never
         loads the model.
         """
-        parts = open_uri(uri, embedder, token=token, prefix=prefix, **kwargs)
+        chosen = default_embedder(embedder)
+        parts = open_uri(
+            uri, chosen, token=token, prefix=prefix, open_store=open_backend, **kwargs
+        )
         memory = cls.__new__(cls)  # the parts are ready: nothing left to build
         memory._attach(parts)
         if warm_up:

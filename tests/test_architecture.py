@@ -418,6 +418,15 @@ def test_public_modules_are_checked_as_public() -> None:
     assert [] == [name for name in PUBLIC if name not in MODULES]
 
 
+MAX_LINES = 600  # a backend's size; most modules stay near half of it
+
+
+def test_no_module_is_longer_than_600_lines() -> None:
+    """A module that outgrows 600 lines holds two things: split it by what they are."""
+    sizes = {m: len(p.read_text().splitlines()) for m, p in modules().items()}
+    assert {} == {m: n for m, n in sorted(sizes.items()) if n > MAX_LINES}
+
+
 @pytest.mark.parametrize("name", sorted(modules()))
 def test_any_module_imports_first(name: str) -> None:
     """Each module imports on its own, in a fresh interpreter: no order-only cycles."""

@@ -98,3 +98,31 @@ def test_the_capture_spool_is_ignored_by_git() -> None:
         ["git", "check-ignore", "-q", "hindsight.db.spool"], cwd=ROOT, check=False
     )
     assert ignored.returncode == 0
+
+
+def test_the_panel_serves_before_the_model_is_loaded(
+    filled: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The panel starts serving while the model still loads behind it."""
+    import threading
+
+    import uvicorn
+
+    loading, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def slow_warm_up(self: HindsightMemory, *args: Any, **kwargs: Any) -> None:
+        loading.set()
+        release.wait(3)
+        done.set()
+
+    serving: list[bool] = []
+    monkeypatch.setattr(HindsightMemory, "warm_up", slow_warm_up)
+    monkeypatch.setattr(
+        uvicorn, "run", lambda app, **kw: serving.append(not done.is_set())
+    )
+    try:
+        assert main(["panel", "--uri", filled, "--embedder", "hashing"]) == 0
+    finally:
+        release.set()
+    assert serving == [True]
+    assert loading.wait(5)

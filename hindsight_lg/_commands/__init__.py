@@ -142,6 +142,7 @@ def open_memory(
     create: bool = False,
     known_namespace: bool = True,
     embeds: bool = True,
+    warm: bool | None = None,
     **kwargs: Any,
 ) -> Any:
     """Open the memory the common options describe.
@@ -155,6 +156,8 @@ def open_memory(
         embeds: the command embeds text (recall, capture, import). Commands
             that do not never load the embedding model, so they start in about
             the time it takes to import pymilvus.
+        warm: load the model before returning (default: when ``embeds``);
+            ``False`` for a server that must answer before the model is in.
         **kwargs: passed to :meth:`HindsightMemory.from_uri`.
 
     Raises:
@@ -170,7 +173,7 @@ def open_memory(
         # memories) to answer what one filtered Milvus query answers.
         kwargs.setdefault("cache", False)
     memory = HindsightMemory.from_uri(
-        args.uri, embedder=embedder, warm_up=embeds, **kwargs
+        args.uri, embedder=embedder, warm_up=embeds if warm is None else warm, **kwargs
     )
     namespace = getattr(args, "namespace", None)
     if namespace and known_namespace and not create:

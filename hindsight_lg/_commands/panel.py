@@ -6,6 +6,8 @@ import argparse
 import gc
 import os
 import sys
+import threading
+from typing import Any
 from urllib.parse import quote
 
 from hindsight_lg._commands import add_store_args, namespace_arg, open_memory
@@ -40,6 +42,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_panel)
 
 
+def _warm(memory: Any) -> None:
+    """Load the model and the search path, then freeze what is alive.
+
+    A long-lived server: keep full garbage collections off the model's and the
+    store's half a million objects (docs/recall.md, "Timeouts").
+    """
+    try:
+        memory.warm_up()
+    except Exception as exc:  # the first search will say what is wrong
+        print(f"memory panel: warm-up failed: {exc}", file=sys.stderr)
+    gc.collect()
+    gc.freeze()
+
+
 def cmd_panel(args: argparse.Namespace) -> int:
     """Serve the panel until interrupted."""
     try:
@@ -56,13 +72,14 @@ def cmd_panel(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    memory = open_memory(args)
+    # The pages list and correct memories without the model: serve them at
+    # once and load the model behind them for the first search.
+    memory = open_memory(args, warm=False)
     try:
         app = create_app(memory, namespace=args.namespace, token=token)
-        # A long-lived server: keep full garbage collections off the model's and
-        # the store's half a million objects (docs/recall.md, "Timeouts").
         gc.collect()
-        gc.freeze()
+        gc.freeze()  # what is alive now; _warm freezes the model once it is in
+        threading.Thread(target=_warm, args=(memory,), daemon=True).start()
         where = "[::1]" if args.host == "::1" else args.host
         # The link to open, token included (as Jupyter prints it): the token
         # is the user's own, and the first visit trades it for a cookie.

@@ -77,3 +77,38 @@ def test_langmem_round_trips_what_it_created(memory: HindsightMemory) -> None:
     ]
     manage.invoke({"action": "delete", "id": key}, config=RUN)
     assert store.search(("memories", "u1")) == []
+
+
+def test_a_custom_tool_finds_the_current_users_items(memory: HindsightMemory) -> None:
+    """The docs' recipe: find_identity(get_config()) + ("memories", user_id) in a tool."""
+    from langchain_core.tools import tool
+    from langgraph.config import get_config, get_store
+    from langgraph.graph import START, StateGraph
+    from typing_extensions import TypedDict
+
+    from hindsight_lg.identity import find_identity
+
+    @tool
+    def my_notes(query: str) -> list[str]:
+        """What the app stored about the current user that matches the query."""
+        who = find_identity(get_config())
+        if who is None:
+            return []
+        items = get_store().search(("memories", who.user_id), query=query, limit=5)
+        return [str(item.value.get("content")) for item in items]
+
+    class State(TypedDict):
+        notes: list[str]
+
+    def node(state: State) -> dict[str, Any]:
+        return {"notes": my_notes.invoke({"query": "seat"})}
+
+    store = HindsightStore(memory)
+    store.put(("memories", "u1"), "seat", {"content": "Maya flies window seats."})
+    store.put(("memories", "u2"), "seat", {"content": "Tom flies aisle seats."})
+    builder = StateGraph(State)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    graph = builder.compile(store=store)
+    out = graph.invoke({"notes": []}, {"configurable": {"user_id": "u1"}})
+    assert out["notes"] == ["Maya flies window seats."]

@@ -3,7 +3,7 @@
 ``langgraph.json`` beside this file serves it with ``langgraph dev``; the
 server's store and checkpointer are hindsight-lg's (``hindsight_lg.deploy``),
 so what a user tells one thread is recalled in their next thread, and listed
-by ``client.store.search_items((user_id,))``. Whose memory a run uses comes
+by ``client.store.search_items(("memories", user_id))``. Whose memory a run uses comes
 from the server's authenticated user (see ``auth.py``) or, without auth, from
 ``configurable.user_id``.
 """

@@ -393,3 +393,43 @@ def test_template_graphs_leave_persistence_to_the_server(
     finally:
         sys.modules.pop(module, None)
         deploy.close()
+
+
+@pytest.mark.server
+async def test_threads_copy_and_streams_over_the_bridge(
+    assistant_with_auth: Server,
+) -> None:
+    """threads.copy works with the bridging saver, and a messages-tuple stream
+    carries the answer but never the memory block the model saw.
+
+    A guard, not a reproduction: with langgraph-api 0.16.7 under ``langgraph dev``
+    both held before the bridge stopped overriding optional methods; the unit tests
+    in tests/checkpointers and tests/nodes/test_streams.py fail on the old code."""
+    maya = _client(assistant_with_auth, "maya-token")
+    told = await maya.threads.create()
+    await maya.runs.wait(told["thread_id"], "assistant", input=_say(FACT))
+    await _until_captured(maya, "June 14")
+
+    copied = await maya.threads.copy(told["thread_id"])
+    state = await maya.threads.get_state(copied["thread_id"])
+    assert [m["content"] for m in state["values"]["messages"]][0] == FACT
+
+    asked = await maya.threads.create()
+    chunks = [
+        chunk
+        async for chunk in maya.runs.stream(
+            asked["thread_id"],
+            "assistant",
+            input=_say(QUESTION),
+            stream_mode="messages-tuple",
+        )
+    ]
+    streamed = [c.data for c in chunks if c.event == "messages"]
+    assert "June 14" in json.dumps(streamed)
+    systems = [m for m, _meta in streamed if m.get("type") == "system"]
+    assert "<memories>" not in json.dumps(systems)
+    assert not any(
+        "<memories>" in str(m.get("content"))
+        for m, _ in streamed
+        if m.get("type") != "ai"
+    )

@@ -75,11 +75,13 @@ def cmd_panel(args: argparse.Namespace) -> int:
     # The pages list and correct memories without the model: serve them at
     # once and load the model behind them for the first search.
     memory = open_memory(args, warm=False)
+    warming: threading.Thread | None = None
     try:
         app = create_app(memory, namespace=args.namespace, token=token)
         gc.collect()
         gc.freeze()  # what is alive now; _warm freezes the model once it is in
-        threading.Thread(target=_warm, args=(memory,), daemon=True).start()
+        warming = threading.Thread(target=_warm, args=(memory,), daemon=True)
+        warming.start()
         where = "[::1]" if args.host == "::1" else args.host
         # The link to open, token included (as Jupyter prints it): the token
         # is the user's own, and the first visit trades it for a cookie.
@@ -87,5 +89,8 @@ def cmd_panel(args: argparse.Namespace) -> int:
         print(f"memory panel on http://{where}:{args.port}{suffix}", file=sys.stderr)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     finally:
+        # A warm-up still loading must not meet a closed store.
+        if warming is not None:
+            warming.join(timeout=120)
         memory.close()
     return 0

@@ -71,13 +71,20 @@ def plain_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
     """Human and AI messages as JSON-ready dicts ``{role, content, id, name}``.
 
     System and tool messages are dropped: capture only keeps what people said.
+    An AI message right after a tool result is marked ``after_tool``: it
+    reports the tool, which capture keeps when the caller passed it on.
     """
     out: list[dict[str, Any]] = []
+    after_tool = False
     for msg in messages:
         kind = role(msg)
+        reports = after_tool or bool(lookup(msg, "after_tool"))
+        after_tool = kind == "tool"
         if kind not in (HUMAN, AI):
             continue
         item: dict[str, Any] = {"role": kind, "content": text_of(msg)}
+        if kind == AI and reports:
+            item["after_tool"] = True
         for key in ("id", "name"):
             if value := lookup(msg, key):
                 item[key] = str(value)

@@ -93,10 +93,14 @@ def clean(text: str, *, max_chars: int) -> tuple[str, bool]:
     return text[:max_chars].rstrip() + " …", True
 
 
+# "also" and "还有" open a new event only after a clause break: "I also enjoy
+# espresso" and "我还有一只猫" are one statement each, and splitting them would
+# store "enjoy espresso" without its speaker.
 _SPLIT_RE = re.compile(
     r"(?<=[.!?。！？；;])\s*"
-    r"|\s*(?:另外|此外|还有|顺便|对了)[，,]?\s*"
-    r"|\s*[,;]?\s*\b(?:also|besides|by the way|btw|and also|oh and)\b[,]?\s*",
+    r"|(?:^|[，,；;]\s*)(?:另外|此外|还有|顺便|对了)[，,]?\s*"
+    r"|\s*[,;]\s*\b(?:also|besides)\b[,]?\s*"
+    r"|\s*[,;]?\s*\b(?:by the way|btw|and also|oh and)\b[,]?\s*",
     re.IGNORECASE,
 )
 

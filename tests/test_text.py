@@ -59,6 +59,11 @@ def test_keep_stopwords() -> None:
             ["帮我查一下上海明天的天气", "我下周三要去上海出差"],
         ),
         ("我到了。谢谢！", ["我到了。", "谢谢！"]),
+        (
+            "I also enjoy a good espresso now and then.",
+            ["I also enjoy a good espresso now and then."],
+        ),
+        ("我还有一只猫", ["我还有一只猫"]),
         ("...", []),
     ],
 )

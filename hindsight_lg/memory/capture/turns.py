@@ -21,6 +21,8 @@ class Turn:
     source_ids: list[str]
     source_kind: SourceKind = SourceKind.USER_CONFIRMED
     truncated: bool = False
+    # An assistant message reporting a tool's result (kept when passed on).
+    after_tool: bool = False
 
 
 def to_turns(
@@ -34,10 +36,17 @@ def to_turns(
         raise ValueError("capture() takes text or messages, not bytes")
     if isinstance(payload, str):
         return [Turn(payload, speaker, list(source_ids or []))]
-    messages = payload if isinstance(payload, (list, tuple)) else [payload]
+    messages = payload if isinstance(payload, list) else [payload]
+    if isinstance(payload, tuple) and not _pair(payload):
+        messages = list(payload)
+    # LangChain's ("user", "text") pairs are messages too, never their repr.
+    messages = [{"role": m[0], "content": m[1]} if _pair(m) else m for m in messages]
     turns = []
+    after_tool = False
     for msg in messages:
         kind = role(msg)
+        reports = after_tool or bool(lookup(msg, "after_tool"))
+        after_tool = kind == "tool"
         if kind not in (HUMAN, AI):
             continue
         msg_id = lookup(msg, "id")
@@ -46,8 +55,57 @@ def to_turns(
             SourceKind.USER_CONFIRMED if kind == HUMAN else SourceKind.AGENT_INFERRED
         )
         name = lookup(msg, "name") or (speaker if kind == HUMAN else "assistant")
-        turns.append(Turn(text_of(msg), str(name or "user"), ids, source))
+        turn = Turn(text_of(msg), str(name or "user"), ids, source)
+        turn.after_tool = kind == AI and reports
+        turns.append(turn)
     return turns
+
+
+def _pair(message: Any) -> bool:
+    return (
+        isinstance(message, tuple)
+        and len(message) == 2
+        and all(isinstance(x, str) for x in message)
+        and message[0] in ("user", "human", "assistant", "ai", "system", "tool")
+    )
+
+
+_REMEMBER = re.compile(
+    r"\b(?:remember|note (?:that|this|down)|make a note|keep in mind|"
+    r"save (?:this|that)|don't forget|write (?:this|that) down|memori[sz]e)\b"
+    r"|记住|记下|别忘了|记一下|帮我记",
+    re.IGNORECASE,
+)
+
+
+def asks_to_remember(text: str) -> bool:
+    """Whether a user's turn asks the assistant to keep something."""
+    return bool(_REMEMBER.search(text))
+
+
+def kept_turns(turns: Sequence[Turn], previous: Turn | None) -> list[bool]:
+    """Which turns may become memories: the people's, and replies asked to be kept.
+
+    An assistant's reply is not a fact about the user: it restates what
+    recall gave it ("From memory: ..."), what a memory tool just wrote, or
+    says something generic. It is kept (as agent-inferred) only when the
+    user's turn before it (``previous`` is the thread's last turn before
+    these) asked to remember ("remember that", "记住"), or when it reports a
+    tool's result the caller chose to pass on (``capture_tools=True`` in the
+    nodes). The raw reply stays in the thread and the audit trail.
+    """
+    out = []
+    for turn in turns:
+        asked = previous is not None and previous.source_kind is not (
+            SourceKind.AGENT_INFERRED
+        )
+        out.append(
+            turn.source_kind is not SourceKind.AGENT_INFERRED
+            or turn.after_tool
+            or (asked and previous is not None and asks_to_remember(previous.text))
+        )
+        previous = turn
+    return out
 
 
 @dataclass(frozen=True, slots=True)

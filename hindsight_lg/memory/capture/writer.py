@@ -10,13 +10,23 @@ from typing import Any
 import numpy as np
 
 from hindsight_lg import telemetry
-from hindsight_lg._text import clean, has_negation, summarize
-from hindsight_lg.backends.base import MemoryBackend, Where
+from hindsight_lg._text import clean, summarize
+from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.embeddings.base import Embedder
+from hindsight_lg.memory.capture.conflicts import (
+    SLOT_KEY,
+    Judge,
+    Resolution,
+    candidates,
+    heuristic_judge,
+    resolve,
+    retire,
+)
 from hindsight_lg.memory.capture.turns import (
     Placement,
     Turn,
     capped,
+    kept_turns,
     rest_of_turn,
     turn_text,
 )
@@ -27,6 +37,7 @@ from hindsight_lg.memory.language.encode import (
     Extractor,
     extract,
 )
+from hindsight_lg.memory.language.slots import read
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.model import (
     CONTEXT_KEY,
@@ -37,7 +48,6 @@ from hindsight_lg.model import (
     MemoryRecord,
     Scope,
     SourceKind,
-    Status,
     Tier,
     entity_id,
     observe_id,
@@ -47,7 +57,6 @@ from hindsight_lg.model import (
 # only the most recently active threads keep theirs.
 _CONTEXT_CHARS = 1000
 _THREADS_KEPT = 10_000
-_CONFLICT_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
 
 
 class Writer:
@@ -59,8 +68,10 @@ class Writer:
         embedder: Embedder,
         policy: Policy,
         extractor: Extractor | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self._base = backend
+        self.judge = judge or heuristic_judge
         self.embedder = embedder
         self.policy = policy
         self.extractor = extractor or (
@@ -123,7 +134,12 @@ class Writer:
         # Cap first: splitting and context blending cost per character, and a
         # 10 MB turn would otherwise be split whole before being cut.
         turns = [capped(turn, limit) for turn in turns]
-        encoded = [self._encode(turn, when) for turn in turns]
+        # Assistant replies are not facts about the user (see kept_turns).
+        kept = kept_turns(turns, self._previous_turn.get(_thread_key(where)))
+        encoded = [
+            self._encode(t, when) if ok else (t, Extraction(events=[]), [], False)
+            for t, ok in zip(turns, kept, strict=True)
+        ]
         asked = self._questions_answered(turns, where)
         vectors = self._event_vectors(encoded, asked)
         written: list[MemoryRecord] = []
@@ -221,12 +237,13 @@ class Writer:
         """
         # Keyed by who may see the records too: a private turn never becomes
         # the context of a team or global memory of the same thread.
-        key = (where.namespace, where.thread_id, where.agent_id, where.scope.value)
+        key = _thread_key(where)
         previous = self._previous_turn.get(key) if where.thread_id else None
         out: list[Turn | None] = []
         for turn in turns:
             out.append(previous if previous and "?" in previous.text else None)
-            previous = Turn(turn.text[:_CONTEXT_CHARS], turn.speaker, [])
+            text = turn.text[:_CONTEXT_CHARS]
+            previous = Turn(text, turn.speaker, [], turn.source_kind)
         if where.thread_id and previous is not None:
             self._previous_turn.pop(key, None)  # re-inserted last: least recent first
             self._previous_turn[key] = previous
@@ -335,6 +352,8 @@ class Writer:
             record.meta["truncated"] = True
         if d.is_update:
             record.meta["is_update"] = True
+        if (reading := read(d.content)) is not None:
+            record.meta[SLOT_KEY] = reading.slot
         return record
 
     def write(
@@ -361,38 +380,27 @@ class Writer:
     def _place(
         self, namespace: str, record: MemoryRecord, now: float
     ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
-        hits = self.backend.search_dense(
-            namespace,
-            record.dense,
-            Where(reader=record.agent_id or None),
-            limit=self.policy.conflict_candidates,
-        )
+        hits = candidates(self.backend, record, self.policy.conflict_candidates)
+        found = resolve(record, hits, self.judge)
+        if found.superseded:
+            return self._supersede(namespace, record, found, now)
+        merge_into = found.reinforced
         for hit in hits:
-            if self._conflicts(record, hit.record, hit.score):
-                with telemetry.memory_span(
-                    telemetry.SUPERSEDE,
-                    telemetry.UPDATE_MEMORY,
-                    memory_id=record.id,
-                    superseded_id=hit.record.id,
-                    similarity=hit.score,
-                    superseded_content=hit.record.content[:500],
-                ):
-                    telemetry.collect("superseded_ids", hit.record.id)
-                    return self._supersede(namespace, record, hit.record, now)
-        for hit in hits:
-            if (
+            if merge_into is None and (
                 hit.score >= self.policy.merge_threshold
                 and hit.record.kind == record.kind
+                and hit.record.id not in found.kept_apart
             ):
-                with telemetry.memory_span(
-                    telemetry.MERGE,
-                    telemetry.UPDATE_MEMORY,
-                    memory_id=hit.record.id,
-                    similarity=hit.score,
-                    merged_content=record.content[:500],
-                ):
-                    telemetry.collect("merged_ids", hit.record.id)
-                    return self._merge(namespace, record, hit.record.id, now)
+                merge_into = hit.record
+        if merge_into is not None:
+            with telemetry.memory_span(
+                telemetry.MERGE,
+                telemetry.UPDATE_MEMORY,
+                memory_id=merge_into.id,
+                merged_content=record.content[:500],
+            ):
+                telemetry.collect("merged_ids", merge_into.id)
+                return self._merge(namespace, record, merge_into.id, now)
         telemetry.collect("created_ids", record.id)
         self.backend.upsert(namespace, [record])
         mentions = [
@@ -411,46 +419,50 @@ class Writer:
             ),
         )
 
-    def _conflicts(self, new: MemoryRecord, old: MemoryRecord, sim: float) -> bool:
-        # An update or contradiction: same kind, same subject, and either the
-        # polarity flips or the new statement says it is an update.
-        if new.kind != old.kind or new.kind not in _CONFLICT_KINDS:
-            return False
-        shared = {e.lower() for e in new.entities} & {e.lower() for e in old.entities}
-        if not shared or sim < 0.3:
-            return False
-        flipped = has_negation(new.content) != has_negation(old.content)
-        return flipped or bool(new.meta.get("is_update"))
-
     def _supersede(
-        self, namespace: str, new: MemoryRecord, old: MemoryRecord, now: float
+        self, namespace: str, new: MemoryRecord, found: Resolution, now: float
     ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
-        full_old = self.backend.get(namespace, [old.id], vectors=True)[0]
-        full_old.status = Status.SUPERSEDED
-        full_old.superseded_by = new.id
-        full_old.importance = self.policy.superseded_importance
-        full_old.version += 1
-        self.backend.upsert(namespace, [new, full_old])
-        edges = [Edge(namespace, new.id, old.id, EdgeType.SUPERSEDES, 1.0, now)]
+        """``new`` replaces the memories judged stale; they stay as history.
+
+        A statement older than what it contradicts (a replayed or imported
+        turn with its original time) does not win: it is stored already
+        superseded by the newer memory, so the current version stays current.
+        """
+        ids = [o.id for o in found.superseded]
+        olds = self.backend.get(namespace, ids, vectors=True)
+        newer = [o for o in olds if o.event_time > new.event_time]
+        current, stale = (newer[0], [new]) if newer else (new, olds)
+        importance = self.policy.superseded_importance
+        for old in stale:
+            with telemetry.memory_span(
+                telemetry.SUPERSEDE,
+                telemetry.UPDATE_MEMORY,
+                memory_id=current.id,
+                superseded_id=old.id,
+                superseded_content=old.content[:500],
+                decision=found.decision.value,
+            ):
+                telemetry.collect("superseded_ids", old.id)
+            retire(old, current.id, importance)
+        self.backend.upsert(namespace, [new, *olds] if not newer else [new])
+        edges = [
+            Edge(namespace, current.id, o.id, EdgeType.SUPERSEDES, 1.0, now)
+            for o in stale
+        ]
         edges += [
             Edge(namespace, new.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
             for e in new.entities
         ]
-        return (
-            new,
-            edges,
-            AuditEntry(
-                namespace,
-                new.id,
-                "supersede",
-                now,
-                {
-                    "content": new.content,
-                    "supersedes": old.id,
-                    "source_ids": new.source_ids,
-                },
-            ),
-        )
+        detail: dict[str, Any] = {
+            "content": new.content,
+            "decision": found.decision.value,
+            "source_ids": new.source_ids,
+        }
+        if newer:
+            detail["superseded_by"] = current.id
+        else:
+            detail.update(supersedes=ids[0], superseded=ids)
+        return new, edges, AuditEntry(namespace, new.id, "supersede", now, detail)
 
     def _merge(
         self, namespace: str, new: MemoryRecord, old_id: str, now: float
@@ -539,6 +551,10 @@ def embed_records(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]
             f"expected ({len(texts)}, {embedder.dim}) of finite numbers"
         )
     return [list(map(float, v)) for v in vectors]
+
+
+def _thread_key(where: Placement) -> tuple[str, str, str, str]:
+    return (where.namespace, where.thread_id, where.agent_id, where.scope.value)
 
 
 def _kept_causes(

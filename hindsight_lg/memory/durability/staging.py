@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hindsight_lg._text import terms as terms_of
 from hindsight_lg.backends import ForwardingBackend
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.model import AuditEntry, Edge, MemoryRecord
@@ -25,7 +26,8 @@ class StagedWrites(ForwardingBackend):
     """A backend view that buffers writes until :meth:`commit`.
 
     Only the calls the write path makes are staged (``upsert``, ``get``,
-    ``search_dense``, ``add_edges``, ``append_audit``); anything else passes
+    ``search_dense``, ``search_lexical``, ``add_edges``, ``append_audit``);
+    anything else passes
     through to the inner backend.
     """
 
@@ -62,7 +64,7 @@ class StagedWrites(ForwardingBackend):
         """Nearest records, staged ones included and taking precedence."""
         # A read cache's exact scan where there is one (see ForwardingBackend).
         search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
-        hits = {h.record.id: h for h in search(namespace, vector, where, limit=limit)}
+        hits = self._unstaged(namespace, search(namespace, vector, where, limit=limit))
         staged = [
             r
             for r in self._records.get(namespace, {}).values()
@@ -75,6 +77,24 @@ class StagedWrites(ForwardingBackend):
                 {r.id: Hit(r, float(x)) for r, x in zip(staged, sims, strict=True)}
             )
         return sorted(hits.values(), key=lambda h: -h.score)[:limit]
+
+    def search_lexical(
+        self, namespace: str, terms: Sequence[str], where: Where, *, limit: int
+    ) -> list[Hit]:
+        """Best records by the inner index; staged ones that share a term first."""
+        inner = self.inner.search_lexical(namespace, terms, where, limit=limit)
+        hits = self._unstaged(namespace, inner)
+        wanted = set(terms)
+        for r in self._records.get(namespace, {}).values():
+            if where.matches(r) and wanted.intersection(terms_of(r.content)):
+                hits[r.id] = Hit(r, float("inf"))
+        return sorted(hits.values(), key=lambda h: -h.score)[:limit]
+
+    def _unstaged(self, namespace: str, hits: Sequence[Hit]) -> dict[str, Hit]:
+        # A record changed in this batch is read from the batch: the store's
+        # copy may still say "active" for one superseded a moment ago.
+        staged = self._records.get(namespace, {})
+        return {h.record.id: h for h in hits if h.record.id not in staged}
 
     def _vector(self, record: MemoryRecord) -> np.ndarray:
         # Converted once per staged version of a record, not once per search.

@@ -1,0 +1,124 @@
+"""Which active memories a new one replaces, corrects, restates or stands beside.
+
+A change of mind is found by *slot*, not by words or kind: "These days I
+cycle to the office instead" and "I take the 7:40 train" share few words and
+the classifier may call one an event and the other a fact, yet both set the
+user's commute. Candidates are therefore the new memory's nearest neighbours
+(dense) plus the memories that use the words of its slot (lexical: "live",
+"moved", "住", "搬" for where one lives), and a :data:`Judge` decides for each.
+
+The default judge reads both statements as slots (:mod:`..language.judge`);
+with an LLM, :mod:`.llm_judge` asks the model and falls back to it. A
+statement outside every slot the judge knows falls back to the older rule:
+the same kind, a shared entity, and a flipped polarity or an update cue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from hindsight_lg._text import has_negation, terms
+from hindsight_lg.backends.base import Hit, MemoryBackend, Where
+from hindsight_lg.memory.language.judge import Decision, decide
+from hindsight_lg.memory.language.lexicon import anchor_words
+from hindsight_lg.memory.language.slots import read
+from hindsight_lg.model import Kind, MemoryRecord, Status
+
+# (new memory, active candidates) -> one decision per candidate
+Judge = Callable[[MemoryRecord, Sequence[MemoryRecord]], list[Decision]]
+
+_LEGACY_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
+SLOT_KEY = "slot"  # meta key: the slot a memory sets ("user/commute")
+
+
+def heuristic_judge(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> list[Decision]:
+    """Slot decisions, with the legacy rule where either statement has no slot."""
+    mine = read(new.content)
+    out = []
+    for old in olds:
+        theirs = read(old.content)
+        if mine is not None and theirs is not None:
+            out.append(decide(mine, theirs))
+        elif legacy_conflict(new, old):
+            out.append(Decision.REPLACE)
+        else:
+            out.append(Decision.IGNORE)
+    return out
+
+
+def legacy_conflict(new: MemoryRecord, old: MemoryRecord) -> bool:
+    """The rule before slots: same kind, shared entity, polarity flip or update cue."""
+    if new.kind != old.kind or new.kind not in _LEGACY_KINDS:
+        return False
+    shared = {e.lower() for e in new.entities} & {e.lower() for e in old.entities}
+    if not shared:
+        return False
+    flipped = has_negation(new.content) != has_negation(old.content)
+    return flipped or bool(new.meta.get("is_update"))
+
+
+def slot_terms(content: str) -> list[str]:
+    """Lexical terms that find earlier statements of the same slot (may be empty)."""
+    reading = read(content)
+    if reading is None:
+        return []
+    words = anchor_words(reading.attribute, reading.subject)
+    return list(dict.fromkeys(terms(words)))
+
+
+def candidates(backend: MemoryBackend, record: MemoryRecord, limit: int) -> list[Hit]:
+    """Active memories the new one may change: nearest, then same-slot words.
+
+    Dense neighbours alone miss a change of mind in other words ("moved to
+    Shenzhen" after "I live in Hangzhou"), so a lexical search with the slot's
+    words adds the memories that state the same slot (score 0: not similar).
+    """
+    where = Where(reader=record.agent_id or None)
+    hits = backend.search_dense(record.namespace, record.dense, where, limit=limit)
+    anchors = slot_terms(record.content)
+    if anchors:
+        seen = {h.record.id for h in hits}
+        lexical = backend.search_lexical(record.namespace, anchors, where, limit=limit)
+        hits += [Hit(h.record, 0.0) for h in lexical if h.record.id not in seen]
+    return hits
+
+
+def retire(old: MemoryRecord, by: str, importance: float) -> None:
+    """Mark ``old`` superseded by memory ``by``; it stays as history."""
+    old.status = Status.SUPERSEDED
+    old.superseded_by = by
+    old.importance = importance
+    old.version += 1
+
+
+@dataclass(slots=True)
+class Resolution:
+    """What the judge decided against the candidates."""
+
+    superseded: list[MemoryRecord] = field(default_factory=list)
+    decision: Decision = Decision.IGNORE
+    reinforced: MemoryRecord | None = None
+    kept_apart: set[str] = field(default_factory=set)  # ids judged ADD
+
+
+def resolve(new: MemoryRecord, hits: Sequence[Hit], judge: Judge) -> Resolution:
+    """Judge ``new`` against the candidate hits (best first, ids unique)."""
+    olds = [h.record for h in hits if h.record.id != new.id]
+    if not olds:
+        return Resolution()
+    decisions = judge(new, olds)
+    out = Resolution()
+    for old, decision in zip(olds, decisions, strict=False):
+        if decision.supersedes:
+            out.superseded.append(old)
+            # A correction anywhere makes the whole change a correction.
+            if out.decision is not Decision.CORRECT:
+                out.decision = decision
+        elif decision is Decision.REINFORCE and out.reinforced is None:
+            out.reinforced = old
+        elif decision is Decision.ADD:
+            out.kept_apart.add(old.id)
+    if not out.superseded and out.reinforced is not None:
+        out.decision = Decision.REINFORCE
+    return out

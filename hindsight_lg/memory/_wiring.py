@@ -41,6 +41,7 @@ from hindsight_lg.memory._shared import acquire, file_key, release, write_locks
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory._write import CapturePath
 from hindsight_lg.memory.capture import Writer
+from hindsight_lg.memory.capture.conflicts import Judge
 from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
 from hindsight_lg.memory.durability.commit import DrainingBackend, GroupCommit
 from hindsight_lg.memory.language.encode import Extractor
@@ -247,7 +248,7 @@ def wire(
     policy = policy or Policy()
     locks = write_locks(store)  # captures lock their namespace, lifecycle all
     traced_view = traced(view)  # each store call of the parts gets a span
-    writer = Writer(traced_view, chosen, policy, _extractor(llm))
+    writer = Writer(traced_view, chosen, policy, _extractor(llm), _judge(llm))
     writer.sink = group
     lifecycle = Lifecycle(
         traced_view,
@@ -308,6 +309,15 @@ def _open_spool(
     )
     group, _ = acquire((*key, "group"), lambda: GroupCommit(store, shared))
     return shared, group, [((*key, "group"), group.close), (key, shared.close)], fresh
+
+
+def _judge(llm: Any) -> Judge | None:
+    # With a model, the model judges changes of mind; heuristics otherwise.
+    if llm is None:
+        return None
+    from hindsight_lg.memory.capture.llm_judge import llm_judge
+
+    return llm_judge(llm)
 
 
 def _extractor(llm: Any) -> Extractor | None:

@@ -25,7 +25,8 @@ from hindsight_lg.telemetry import FALLBACK, degrade
 _MAX_EVENTS = 20
 _PROMPT = (
     "Split the user's turn into separate memorable events. For each give: content "
-    "(a short self-contained sentence in the turn's language), kind (one of preference, "
+    "(the speaker's own words for the event, in the turn's language, with its "
+    "subject kept: 'I also enjoy espresso', never 'enjoy espresso'), kind (one of preference, "
     "fact, task, event, query, emotion, rule), salience (0-1: how worth remembering), "
     "entities (names of people, places, things). Also list causes as pairs of event "
     "indexes [cause, effect].\n\nTurn:\n{text}"

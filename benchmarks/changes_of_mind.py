@@ -33,7 +33,7 @@ from hindsight_lg.bench.changes import (
     load_pairs,
     score,
 )
-from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 
 CORPUS = (
     Path(__file__).parent.parent / "tests" / "memory" / "data" / "changes_of_mind.jsonl"
@@ -41,8 +41,8 @@ CORPUS = (
 
 
 def _engine(embedder: Any) -> Any:
-    def make(clock: Any) -> HindsightMemory:
-        return HindsightMemory(InMemoryBackend(), embedder, clock=clock)
+    def make() -> HindsightMemory:
+        return HindsightMemory(InMemoryBackend(), embedder, clock=FrozenClock())
 
     return make
 
@@ -53,7 +53,7 @@ def _capture_report(pairs: list[Pair], embedder: Any) -> None:
     for label in (SUPERSEDE, "reinforce"):
         s = score(gold, got, label)
         print(
-            f"  capture  {label:<10} precision {s.precision:6.1%}  recall {s.recall:6.1%}  (n={s.support})"
+            f"  capture  {label:<10} precision {s.precision:6.1%}  recall {s.recall:6.1%}  (n={s.support}, said {s.predicted})"
         )
     wrong = [
         (p, g)
@@ -75,11 +75,11 @@ def _judge_report(pairs: list[Pair]) -> None:
     for label in LABELS:
         s = score(gold, got, label)
         print(
-            f"  judge    {label:<10} precision {s.precision:6.1%}  recall {s.recall:6.1%}  (n={s.support})"
+            f"  judge    {label:<10} precision {s.precision:6.1%}  recall {s.recall:6.1%}  (n={s.support}, said {s.predicted})"
         )
     s = score([coarse(g) for g in gold], [coarse(g) for g in got], SUPERSEDE)
     print(
-        f"  judge    {SUPERSEDE:<10} precision {s.precision:6.1%}  recall {s.recall:6.1%}  (n={s.support})"
+        f"  judge    {SUPERSEDE:<10} precision {s.precision:6.1%}  recall {s.recall:6.1%}  (n={s.support}, said {s.predicted})"
     )
     accuracy = sum(g == p for g, p in zip(gold, got, strict=True)) / len(gold)
     print(f"  judge    exact label accuracy {accuracy:6.1%}")

@@ -67,6 +67,25 @@ def _texts(content: Any) -> list[str]:
     return out
 
 
+_PAIR_ROLES = frozenset({"user", "human", "assistant", "ai", "system", "tool"})
+
+
+def as_message(message: Any) -> Any:
+    """LangChain's ``("user", "text")`` pair as a message dict; anything else as is.
+
+    A pair is a message, never a text: its ``repr`` would otherwise become a
+    memory.
+    """
+    if (
+        isinstance(message, tuple)
+        and len(message) == 2
+        and all(isinstance(x, str) for x in message)
+        and message[0] in _PAIR_ROLES
+    ):
+        return {"role": message[0], "content": message[1]}
+    return message
+
+
 def plain_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
     """Human and AI messages as JSON-ready dicts ``{role, content, id, name}``.
 
@@ -76,7 +95,7 @@ def plain_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
     """
     out: list[dict[str, Any]] = []
     after_tool = False
-    for msg in messages:
+    for msg in map(as_message, messages):
         kind = role(msg)
         reports = after_tool or bool(lookup(msg, "after_tool"))
         after_tool = kind == "tool"

@@ -46,6 +46,7 @@ class Score:
     precision: float
     recall: float
     support: int
+    predicted: int = 0
 
 
 def load_pairs(path: str | Path, split: str | None = None) -> list[Pair]:
@@ -65,9 +66,8 @@ def score(gold: Sequence[str], predicted: Sequence[str], label: str) -> Score:
     hits = sum(g == p == label for g, p in zip(gold, predicted, strict=True))
     said = sum(p == label for p in predicted)
     true = sum(g == label for g in gold)
-    return Score(
-        label, hits / said if said else 1.0, hits / true if true else 1.0, true
-    )
+    precision = hits / said if said else 1.0
+    return Score(label, precision, hits / true if true else 1.0, true, said)
 
 
 def judge_outcomes(
@@ -78,21 +78,19 @@ def judge_outcomes(
 
 
 def capture_outcomes(
-    pairs: Iterable[Pair], make_memory: Callable[[Any], Any]
+    pairs: Iterable[Pair], make_memory: Callable[[], Any]
 ) -> list[str]:
-    """Capture each pair's statements ten days apart; ``supersede``, ``reinforce`` or ``keep``.
+    """Capture each pair's statements ten days apart: supersede, reinforce or keep.
 
-    ``make_memory(clock)`` returns a fresh engine on that clock.
+    ``make_memory()`` returns a fresh engine whose ``clock`` can ``advance``
+    (``hindsight_lg.testing.FrozenClock``).
     """
-    from hindsight_lg.testing import FrozenClock
-
     out = []
     for i, pair in enumerate(pairs):
-        clock = FrozenClock()
-        memory = make_memory(clock)
+        memory = make_memory()
         ns = f"pair{i}"
         old_ids = {r.id for r in memory.capture(pair.old, namespace=ns, speaker="user")}
-        clock.advance(days=10)
+        memory.clock.advance(days=10)
         new_ids = {r.id for r in memory.capture(pair.new, namespace=ns, speaker="user")}
         history = memory.list_memories(ns, history=True)
         stale = [r for r in history if r.id in old_ids and r.status == "superseded"]

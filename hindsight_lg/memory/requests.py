@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hindsight_lg._messages import plain_messages
+from hindsight_lg._messages import as_message, plain_messages
 from hindsight_lg.backends.base import check_namespace
 from hindsight_lg.memory.language.timeparse import check_event_time
 from hindsight_lg.model import Scope
@@ -158,7 +158,7 @@ def _content(messages_or_text: Any) -> Content:
         raise ValueError("capture() takes text or messages, not bytes")
     if isinstance(messages_or_text, str):
         return messages_or_text
-    many = messages_or_text
+    many = as_message(messages_or_text)
     return plain_messages(many if isinstance(many, (list, tuple)) else [many])
 
 

@@ -147,7 +147,7 @@ def test_held_out_captures_supersede_with_the_measured_precision() -> None:
     pairs = load_pairs(CORPUS, "held")
     embedder = HashingEmbedder()
     got = capture_outcomes(
-        pairs, lambda clock: HindsightMemory(InMemoryBackend(), embedder, clock=clock)
+        pairs, lambda: HindsightMemory(InMemoryBackend(), embedder, clock=FrozenClock())
     )
     s = score([coarse(p.label) for p in pairs], got, SUPERSEDE)
     assert (s.precision >= 0.95, s.recall >= 0.65) == (True, True), s

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from hindsight_lg._messages import AI, HUMAN, lookup, role, text_of
+from hindsight_lg._messages import AI, HUMAN, as_message, lookup, role, text_of
 from hindsight_lg.model import Scope, SourceKind
 
 
@@ -36,11 +36,9 @@ def to_turns(
         raise ValueError("capture() takes text or messages, not bytes")
     if isinstance(payload, str):
         return [Turn(payload, speaker, list(source_ids or []))]
-    messages = payload if isinstance(payload, list) else [payload]
-    if isinstance(payload, tuple) and not _pair(payload):
-        messages = list(payload)
-    # LangChain's ("user", "text") pairs are messages too, never their repr.
-    messages = [{"role": m[0], "content": m[1]} if _pair(m) else m for m in messages]
+    payload = as_message(payload)
+    messages = payload if isinstance(payload, (list, tuple)) else [payload]
+    messages = [as_message(m) for m in messages]
     turns = []
     after_tool = False
     for msg in messages:
@@ -59,15 +57,6 @@ def to_turns(
         turn.after_tool = kind == AI and reports
         turns.append(turn)
     return turns
-
-
-def _pair(message: Any) -> bool:
-    return (
-        isinstance(message, tuple)
-        and len(message) == 2
-        and all(isinstance(x, str) for x in message)
-        and message[0] in ("user", "human", "assistant", "ai", "system", "tool")
-    )
 
 
 _REMEMBER = re.compile(

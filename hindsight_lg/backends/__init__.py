@@ -23,6 +23,7 @@ from hindsight_lg.backends.base import (
 )
 from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
 from hindsight_lg.backends.forwarding import ForwardingBackend
+from hindsight_lg.backends.handle import StoreHandle, open_handle, store_handle
 from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.memory import InMemoryBackend
 
@@ -44,7 +45,7 @@ def open_backend(
         return InMemoryBackend()
     from hindsight_lg.backends.milvus import MilvusBackend
 
-    return MilvusBackend(uri, token=token, prefix=prefix)
+    return MilvusBackend.from_uri(uri, token=token, prefix=prefix)
 
 
 def copy_generation(
@@ -85,12 +86,15 @@ __all__ = [
     "InMemoryBackend",
     "MAX_NAMESPACE_BYTES",
     "MemoryBackend",
+    "StoreHandle",
     "Where",
     "bm25_scores",
     "check_namespace",
     "copy_generation",
     "open_backend",
+    "open_handle",
     "read_cache_of",
+    "store_handle",
     "visible_to",
     "with_read_cache",
 ]

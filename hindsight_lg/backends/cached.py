@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -42,11 +41,6 @@ from hindsight_lg.backends._index import NamespaceIndex
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, check_namespace
 from hindsight_lg.backends.forwarding import ForwardingBackend
 from hindsight_lg.model import Edge, EdgeType, MemoryRecord
-
-# One cache per backend object, kept beside it rather than on it: a backend is
-# the user's object, and engines sharing one must share its cache.
-_CACHES: weakref.WeakKeyDictionary[object, CachedBackend] = weakref.WeakKeyDictionary()
-_CACHES_LOCK = threading.Lock()
 
 #: Default bound on the cache's estimated memory (bytes), see the module notes.
 DEFAULT_MAX_BYTES = 1 << 30
@@ -190,6 +184,12 @@ class CachedBackend(ForwardingBackend):
         with self._lock:
             space = self._spaces.get(namespace)
             return space if isinstance(space, NamespaceIndex) else None
+
+    def bound(self, max_bytes: int) -> None:
+        """Bound the estimated memory at ``max_bytes``, evicting at once."""
+        with self._lock:
+            self.max_bytes = max_bytes
+            self._evict()
 
     def invalidate(self, namespace: str | None = None) -> None:
         """Forget cached state (one namespace, or all)."""
@@ -341,10 +341,11 @@ def read_cache_of(backend: MemoryBackend) -> MemoryBackend | None:
     when another engine caches the same backend, so that engine's reads stay
     fresh.
     """
+    from hindsight_lg.backends.handle import store_handle
+
     if isinstance(backend, CachedBackend):
         return backend
-    with _CACHES_LOCK:
-        return _CACHES.get(backend)
+    return store_handle(backend).cache
 
 
 def with_read_cache(
@@ -352,12 +353,13 @@ def with_read_cache(
 ) -> MemoryBackend:
     """``backend`` behind its :class:`CachedBackend`, unless caching gains nothing.
 
-    One cache per backend object, so engines sharing a backend see each
-    other's writes. The in-memory backend is its own cache. Milvus Lite is
-    single-process, so its cache never expires and serves dense search; a
-    server's expires after 10 s and leaves dense search to the server.
-    Writes made on the raw backend directly bypass the cache: call
-    :meth:`CachedBackend.invalidate` after them.
+    One cache per backend object (its :class:`~hindsight_lg.backends.handle.StoreHandle`
+    holds it), so engines sharing a backend see each other's writes. The
+    in-memory backend is its own cache. Milvus Lite is single-process, so its
+    cache never expires and serves dense search; a server's expires after
+    10 s and leaves dense search to the server. Writes made on the raw
+    backend directly bypass the cache: call :meth:`CachedBackend.invalidate`
+    after them.
 
     Args:
         backend: the store to cache.
@@ -370,18 +372,8 @@ def with_read_cache(
         >>> with_read_cache(backend) is backend  # its own cache
         True
     """
-    from hindsight_lg.backends.memory import InMemoryBackend
+    from hindsight_lg.backends.handle import store_handle
 
-    if isinstance(backend, (CachedBackend, InMemoryBackend)):
+    if isinstance(backend, CachedBackend):
         return backend
-    with _CACHES_LOCK:
-        existing = _CACHES.get(backend)
-        if existing is None:
-            lite = bool(getattr(backend, "is_lite", False))
-            existing = CachedBackend(backend, ttl_s=None if lite else 10.0)
-            _CACHES[backend] = existing
-        if max_bytes is not None:
-            with existing._lock:
-                existing.max_bytes = max_bytes
-                existing._evict()
-        return existing
+    return store_handle(backend).read_cache(max_bytes=max_bytes)

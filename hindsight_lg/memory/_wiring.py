@@ -5,7 +5,8 @@
 
 - :func:`wire` assembles the parts without touching the store: the read
   cache over the backend, the spool and its group commit (engines on one
-  spool file share both, see ``_shared``), the store view that writes the
+  store share both, and the write locks: the store's handle owns them, see
+  :mod:`hindsight_lg.backends.handle`), the store view that writes the
   staged batch first, the writer, searcher and lifecycle over a traced view,
   the write locks, the thread pools, the background worker and the write
   callable the spool and the worker call.
@@ -29,21 +30,28 @@ from typing import Any, cast
 
 from hindsight_lg.backends import (
     MemoryBackend,
+    StoreHandle,
     open_backend,
+    open_handle,
     read_cache_of,
+    store_handle,
     with_read_cache,
 )
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
 from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.memory._locks import WriteLocks
 from hindsight_lg.memory._read import RecallPath
-from hindsight_lg.memory._shared import acquire, file_key, release, write_locks
+from hindsight_lg.memory._shared import write_locks
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory._write import CapturePath
 from hindsight_lg.memory.capture import Writer
 from hindsight_lg.memory.capture.conflicts import Judge
 from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
-from hindsight_lg.memory.durability.commit import DrainingBackend, GroupCommit
+from hindsight_lg.memory.durability.commit import (
+    DrainingBackend,
+    GroupCommit,
+    open_durability,
+)
 from hindsight_lg.memory.language.encode import Extractor
 from hindsight_lg.memory.lifecycle import Lifecycle
 from hindsight_lg.memory.policy import Policy
@@ -54,7 +62,6 @@ from hindsight_lg.model import MemoryRecord, now_ts
 _RECALL_THREADS = 32  # concurrent recalls before one waits for a thread
 
 SpoolArg = Spool | str | os.PathLike[str] | None
-Share = tuple[tuple[str, ...], Callable[[], None]]
 
 
 @dataclass(slots=True)
@@ -94,10 +101,11 @@ class EngineParts:
 
     ``store`` is the (cached) backend; ``backend`` is the view the engine
     reads and writes through: ``store`` itself, or with a spool a view that
-    writes the staged batch first. ``shares`` are the spool and group commit
-    this engine holds a share of; ``backend_key`` is the shared Lite backend
-    it holds a share of (``from_uri``), and ``owns_backend`` says whether
-    :meth:`close` closes an unshared one.
+    writes the staged batch first. ``handle`` is the store's handle, which
+    this engine holds a share of (it owns the read cache, the write locks,
+    the spool and group commit, and a backend ``from_uri`` opened);
+    ``owns_backend`` says whether :meth:`close` closes a backend it did not
+    open.
     """
 
     store: MemoryBackend
@@ -118,10 +126,9 @@ class EngineParts:
     write: CapturePath
     recall: RecallPath
     durable: SpooledCapture | None
-    shares: list[Share]
+    handle: StoreHandle
     fresh_spool: bool
     owns_backend: bool
-    backend_key: tuple[str, ...] | None = None
 
     def setup(self) -> None:
         """Create collections and check the embedding model; idempotent."""
@@ -141,22 +148,13 @@ class EngineParts:
         self.pools.shutdown()
         if self.group is not None:
             self.group.settle()
-        self.release_shares()
-        if self.backend_key is not None:
-            if release(self.backend_key):
-                self.store.close()
-            self.backend_key = None
-        elif self.owns_backend:
+        self.handle.release()  # the last engine closes spool and group commit
+        if self.handle.owns_backend:
+            return  # opened by from_uri: the handle's last release closed it
+        if self.owns_backend:
             self.store.close()
         else:
             self.store.flush()
-
-    def release_shares(self) -> None:
-        """Let go of the spool and group commit (the last holder closes them)."""
-        for key, close in self.shares:
-            if release(key):
-                close()
-        self.shares = []
 
 
 def open_uri(
@@ -175,20 +173,17 @@ def open_uri(
     read cache per file) and gets the spool ``<uri>.spool`` by default.
     ``open_store`` opens a store (:func:`~hindsight_lg.backends.open_backend`).
     """
-    if uri == ":memory:" or "://" in uri:
-        backend = open_store(uri, token=token, prefix=prefix)
-        return open_parts(backend, embedder, owns_backend=True, **options)
-    key = file_key("lite", uri, prefix)
-    backend, _ = acquire(key, lambda: open_store(uri, prefix=prefix))
-    options.setdefault("spool", uri.rstrip("/\\") + ".spool")
+    # A Lite file: one handle (backend, read cache, spool) per file in this
+    # process; a server or :memory: store gets one of its own.
+    handle = open_handle(
+        uri, lambda: open_store(uri, token=token, prefix=prefix), prefix=prefix
+    )
+    if uri != ":memory:" and "://" not in uri:
+        options.setdefault("spool", uri.rstrip("/\\") + ".spool")
     try:
-        parts = open_parts(backend, embedder, **options)
-    except BaseException:
-        if release(key):
-            backend.close()
-        raise
-    parts.backend_key = key
-    return parts
+        return open_parts(handle.backend, embedder, **options)
+    finally:
+        handle.release()  # the parts hold a share of their own (or failed)
 
 
 def open_parts(
@@ -211,7 +206,7 @@ def open_parts(
     try:
         parts.setup()
     except BaseException:
-        parts.release_shares()
+        parts.handle.release()  # the last one closes the spool: a later open replays
         raise
     # Whatever a previous run left in the spool is replayed now (by the
     # first engine to open it in this process).
@@ -239,14 +234,16 @@ def wire(
     # Reads other than dense search are served from a write-through
     # namespace cache, so a recall costs about one store query.
     store = with_read_cache(backend) if cache else read_cache_of(backend) or backend
-    opened, group, shares, fresh = _open_spool(store, spool)
+    handle = store_handle(backend)
+    opened, group, fresh = open_durability(handle, store, spool)
+    handle.retain()
     # With a spool, captures are acknowledged once fsync'd there and reach
     # the store in batches (group commit); every other store call goes
     # through a view that writes the staged batch first.
     view: MemoryBackend = store if group is None else DrainingBackend(store, group)
     chosen = embedder if embedder is not None else default_embedder()
     policy = policy or Policy()
-    locks = write_locks(store)  # captures lock their namespace, lifecycle all
+    locks = write_locks(handle)  # captures lock their namespace, lifecycle all
     traced_view = traced(view)  # each store call of the parts gets a span
     writer = Writer(traced_view, chosen, policy, _extractor(llm), _judge(llm))
     writer.sink = group
@@ -286,7 +283,7 @@ def wire(
         write=write,
         recall=RecallPath(searcher, pools.recall, view),
         durable=durable,
-        shares=shares,
+        handle=handle,
         fresh_spool=fresh,
         owns_backend=owns_backend,
     )
@@ -294,21 +291,6 @@ def wire(
         # "Accepted" by the worker means spooled: it survives a crash.
         parts.worker.on_accept = durable.accept
     return parts
-
-
-def _open_spool(
-    store: MemoryBackend, spool: SpoolArg
-) -> tuple[Spool | None, GroupCommit | None, list[Share], bool]:
-    """The spool and its group commit, shared by engines on one spool file."""
-    if spool is None:
-        return None, None, [], False
-    path = spool.path if isinstance(spool, Spool) else spool
-    key = file_key("spool", path)
-    shared, fresh = acquire(
-        key, lambda: spool if isinstance(spool, Spool) else Spool(path)
-    )
-    group, _ = acquire((*key, "group"), lambda: GroupCommit(store, shared))
-    return shared, group, [((*key, "group"), group.close), (key, shared.close)], fresh
 
 
 def _judge(llm: Any) -> Judge | None:

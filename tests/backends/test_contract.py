@@ -82,7 +82,7 @@ LOCK_SCRIPT = textwrap.dedent(
     from hindsight_lg.errors import StoreLocked
     from hindsight_lg.backends.milvus import MilvusBackend
     try:
-        MilvusBackend(sys.argv[1])
+        MilvusBackend.from_uri(sys.argv[1])
     except StoreLocked as exc:
         print("LOCKED", exc)
     else:

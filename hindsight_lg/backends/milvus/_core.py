@@ -14,18 +14,17 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends.base import Capabilities
-from hindsight_lg.backends.milvus import _lite_server as lite_server
 from hindsight_lg.backends.milvus._integrity import (
     RowLedger,
     check_manifests,
     deleted_rows,
 )
 from hindsight_lg.backends.milvus._lease import MilvusLeases
-from hindsight_lg.backends.milvus._lite_server import served_here
+from hindsight_lg.backends.milvus._lite_server import LiteFile, served_here
 from hindsight_lg.errors import (
     StoreError,
     StoreLocked,
@@ -135,9 +134,11 @@ class MilvusCore:
     active_prefix: str
     timeout: float | None
     capabilities: Capabilities
+    _file: LiteFile | None
     _rows: RowLedger | None
     _counted: bool
-    _client: Any
+    _credentials: str
+    _conn: Any  # the MilvusClient, once open() connected
     _lock: threading.RLock
     _dirty: bool
     _infix_like: bool
@@ -149,6 +150,29 @@ class MilvusCore:
 
     def _name(self, kind: str) -> str:
         return f"{self.active_prefix}_{kind}"
+
+    @property
+    def _client(self) -> Any:
+        """The client, connected on first use (see :meth:`open`)."""
+        conn = self._conn
+        return conn if conn is not None else self.open()._conn
+
+    def open(self) -> Self:
+        """Connect now (starting Milvus Lite for a file); idempotent.
+
+        :meth:`~hindsight_lg.backends.milvus.MilvusBackend.from_uri` calls it,
+        so a store that cannot be opened fails there; a backend built with
+        the constructor connects at its first call instead.
+
+        Raises:
+            StoreLocked: another process holds the Milvus Lite file.
+            StoreUnavailable: the server is unreachable, or the Lite file's
+                manifests are damaged.
+        """
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect(self.uri, self._credentials)
+        return self
 
     def _connect(self, uri: str, token: str) -> Any:
         from pymilvus import MilvusClient
@@ -168,8 +192,8 @@ class MilvusCore:
             if self.is_lite and _lite_locked(uri):
                 raise StoreLocked(_LOCKED.format(action=f"opening {uri}")) from exc
             raise _translate(exc, f"opening Milvus at {uri}") from exc
-        if self.is_lite:
-            lite_server.opened(uri, started=started)
+        if self._file is not None:
+            self._file.opened(started=started)
         return client
 
     def _call(self, action: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -48,8 +48,6 @@ from typing import Any
 from hindsight_lg.errors import StoreUnavailable
 
 LEDGER = "hindsight_rows.json"
-_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
 
 
 def _restore_hint(uri: str) -> str:
@@ -103,24 +101,20 @@ def check_manifests(uri: str) -> None:
             )
 
 
-def _lock_for(path: Path) -> threading.Lock:
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(str(path), threading.Lock())
-
-
 class RowLedger:
     """Row counts of a Milvus Lite store's collections, kept beside its data.
 
     Args:
         uri: the Milvus Lite store (a directory).
+        lock: the file's one ledger lock in this process (its ``LiteFile``'s):
+            two backends on one store must not interleave a count-and-record
+            with a lower-and-delete.
     """
 
-    def __init__(self, uri: str) -> None:
+    def __init__(self, uri: str, lock: threading.Lock) -> None:
         self.uri = uri
         self.path = Path(os.path.abspath(Path(uri).expanduser())) / LEDGER
-        # One lock per file: two backends of one process on one store must
-        # not interleave a count-and-record with a lower-and-delete.
-        self.lock = _lock_for(self.path)
+        self.lock = lock
 
     def read(self) -> dict[str, int]:
         """The recorded counts (empty before the first record).

@@ -15,11 +15,11 @@ import threading
 from contextlib import AbstractContextManager, nullcontext
 
 from hindsight_lg.backends.base import Capabilities
-from hindsight_lg.backends.milvus import _lite_server as lite_server
 from hindsight_lg.backends.milvus._core import SCHEMA_VERSION, lexical_tokens
 from hindsight_lg.backends.milvus._graph import GraphOps
 from hindsight_lg.backends.milvus._integrity import RowLedger
 from hindsight_lg.backends.milvus._lease import MilvusLeases
+from hindsight_lg.backends.milvus._lite_server import lite_file
 from hindsight_lg.backends.milvus._records import RecordOps
 from hindsight_lg.backends.milvus._setup import SetupOps
 
@@ -35,8 +35,13 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         prefix: collection name prefix, so several stores can share a server.
         timeout: seconds per server call.
 
+    The constructor stores its arguments and touches nothing; the client
+    connects in :meth:`open` (which :meth:`from_uri` calls) or, for a backend
+    built with the constructor, at its first call. ``setup()`` creates the
+    collections.
+
     Example:
-        >>> backend = MilvusBackend("./hindsight.db")  # doctest: +SKIP
+        >>> backend = MilvusBackend.from_uri("./hindsight.db")  # doctest: +SKIP
         >>> backend.setup(dim=384, model_id="all-MiniLM-L6-v2")  # doctest: +SKIP
     """
 
@@ -62,13 +67,40 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         )
         # Lite only: a server keeps its own data safe; a Lite file that lost
         # rows is caught by the ledger (see _integrity).
-        self._rows = RowLedger(uri) if self.is_lite else None
+        self._file = lite_file(uri) if self.is_lite else None
+        self._rows = (
+            None if self._file is None else RowLedger(uri, self._file.ledger_lock)
+        )
         self._counted = False  # the ledger is written only once setup() checked it
-        self._client = self._connect(uri, token)
+        self._credentials = token
+        self._conn = None
         self._lock = threading.RLock()
         self._dirty = False
         self._infix_like = True  # until the server refuses `like "%x%"`
         self._leases: MilvusLeases | None = None
+
+    @classmethod
+    def from_uri(
+        cls,
+        uri: str,
+        *,
+        token: str = "",
+        prefix: str = "hindsight",
+        timeout: float | None = 30.0,
+    ) -> MilvusBackend:
+        """Open the store at ``uri`` now: connect, or start Milvus Lite for a file.
+
+        Args:
+            uri: a file path (Milvus Lite) or ``http(s)://host:port`` (server).
+            token: server credentials (``user:password`` or an API key).
+            prefix: collection name prefix, so several stores can share a server.
+            timeout: seconds per server call.
+
+        Raises:
+            StoreLocked: another process holds the Milvus Lite file.
+            StoreUnavailable: the server is unreachable, or the file is damaged.
+        """
+        return cls(uri, token=token, prefix=prefix, timeout=timeout).open()
 
     def exclusive(self, namespace: str, resource: str) -> AbstractContextManager[None]:
         """Keep other processes out of ``resource`` of ``namespace`` for a ``with`` block.
@@ -88,13 +120,16 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         Other processes can open the file once every backend of this process
         on it is closed (see ``_lite_server``).
         """
+        if self._conn is None:
+            return  # never connected: nothing to flush or release
         try:
             if self._dirty:
                 self.flush()
             self._record_rows()
         finally:
             try:
-                self._client.close()
+                self._conn.close()
             finally:
-                if self.is_lite:
-                    lite_server.closed(self.uri)
+                self._conn = None
+                if self._file is not None:
+                    self._file.closed()

@@ -83,7 +83,7 @@ def copy_generation(
             the new collections dropped).
         StoreError: the store failed (nothing switched, new collections dropped).
     """
-    old = MilvusBackend(uri, token=token, prefix=prefix)
+    old = MilvusBackend.from_uri(uri, token=token, prefix=prefix)
     try:
         _open_source(old)
         target = next_prefix(prefix, old.active_prefix)
@@ -121,7 +121,7 @@ def _open_target(
     old: MilvusBackend, token: str, target: str, dim: int, model_id: str
 ) -> MilvusBackend:
     """The new generation's backend, created, or reopened to resume."""
-    new = MilvusBackend(old.uri, token=token, prefix=target)
+    new = MilvusBackend.from_uri(old.uri, token=token, prefix=target)
     try:
         new.setup(dim=dim, model_id=model_id)
         return new
@@ -129,7 +129,7 @@ def _open_target(
         # Leftovers of a killed run to another model: start over.
         _close_quietly(new)
     _drop(old, target)
-    new = MilvusBackend(old.uri, token=token, prefix=target)
+    new = MilvusBackend.from_uri(old.uri, token=token, prefix=target)
     new.setup(dim=dim, model_id=model_id)
     return new
 

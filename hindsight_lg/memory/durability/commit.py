@@ -31,6 +31,7 @@ Limit: another process reading the same Milvus server sees a capture up to
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import time
 import weakref
@@ -38,13 +39,15 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hindsight_lg.backends import ForwardingBackend
+from hindsight_lg.backends import ForwardingBackend, StoreHandle
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.errors import StoreError
 from hindsight_lg.memory.durability.spool import Spool, marker_id
 from hindsight_lg.memory.durability.staging import StagedWrites
 from hindsight_lg.model import AuditEntry, MemoryRecord
 from hindsight_lg.telemetry import SPOOL, degrade
+
+SpoolArg = Spool | str | os.PathLike[str] | None
 
 
 class SharedStage(StagedWrites):
@@ -281,6 +284,30 @@ class GroupCommit:
             self.sync()
         except StoreError:  # logged; the spool keeps them: replayed at next open
             pass
+
+
+def open_durability(
+    handle: StoreHandle, store: MemoryBackend, spool: SpoolArg
+) -> tuple[Spool | None, GroupCommit | None, bool]:
+    """The spool and its group commit (into ``store``), parts of the store's handle.
+
+    Engines on one store and spool file share both; spool keys are resolved
+    paths, so ``./a.spool`` and ``/abs/a.spool`` are one file.
+
+    Returns:
+        The spool, its group commit, and ``True`` when the spool was just
+        opened, so its leftovers must be replayed (by this engine only).
+    """
+    if spool is None:
+        return None, None, False
+    path = spool.path if isinstance(spool, Spool) else spool
+    key = os.path.realpath(os.fspath(path))
+    shared, fresh = handle.part(
+        ("spool", key),
+        lambda: (spool if isinstance(spool, Spool) else Spool(path)).open(),
+    )
+    group, _ = handle.part(("group", key), lambda: GroupCommit(store, shared))
+    return shared, group, fresh
 
 
 def at_exit(hook: Callable[[], None]) -> None:

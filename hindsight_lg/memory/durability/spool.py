@@ -25,6 +25,7 @@ import os
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,13 +70,17 @@ def _decode(line: bytes) -> dict[str, Any] | None:
 class Spool:
     """Append-only, fsync'd log of captures not yet safe in the store.
 
+    The constructor stores its arguments; :meth:`open` creates the folder,
+    reads what a previous run left and opens the file for appending. A spool
+    not opened yet opens at its first use.
+
     Args:
-        path: the spool file (its directory is created).
+        path: the spool file (its directory is created at :meth:`open`).
         compact_after: rewrite the file once this many entries are acknowledged.
 
     Example:
         >>> import tempfile, os
-        >>> spool = Spool(os.path.join(tempfile.mkdtemp(), "capture.spool"))
+        >>> spool = Spool(os.path.join(tempfile.mkdtemp(), "capture.spool")).open()
         >>> cid = spool.append({"messages_or_text": "hi", "namespace": "u1"})
         >>> [e.id for e in spool.pending()] == [cid]
         True
@@ -85,14 +90,41 @@ class Spool:
 
     def __init__(self, path: str | os.PathLike[str], *, compact_after: int = 256):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.compact_after = compact_after
         self._lock = threading.Lock()
         self._pending: dict[str, SpoolEntry] = {}
         self._acked = 0
         self.corrupt_lines = 0
+        self._fd = -1
+        self._opened = False  # stays True after close(): a closed spool stays shut
+
+    def open(self) -> Spool:
+        """Create the folder, load pending entries, open the file; idempotent.
+
+        Returns:
+            The spool itself, so ``Spool(path).open()`` reads as one step.
+
+        Raises:
+            OSError: the folder or file cannot be created or read.
+        """
+        with self._lock:
+            self._open()
+        return self
+
+    def _open(self) -> None:
+        if self._opened:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._load()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._opened = True
+
+    @contextmanager
+    def _ready(self) -> Iterator[None]:
+        """Hold the lock with the spool open (opened now on first use)."""
+        with self._lock:
+            self._open()
+            yield
 
     def _load(self) -> None:
         if not self.path.exists():
@@ -139,7 +171,7 @@ class Spool:
             _encode({"op": "put", "id": c, "item": it})
             for c, it in zip(cids, items, strict=True)
         )
-        with self._lock:
+        with self._ready():
             self._write_durably(data)
             for cid, item in zip(cids, items, strict=True):
                 self._pending[cid] = SpoolEntry(cid, dict(item))
@@ -176,7 +208,7 @@ class Spool:
         A failed write is only logged: an entry without its ``ack`` is
         replayed, and the replay finds its marker and only acks.
         """
-        with self._lock:
+        with self._ready():
             done = [c for c in capture_ids if self._pending.pop(c, None) is not None]
             if not done or self._fd < 0:
                 return
@@ -194,12 +226,12 @@ class Spool:
 
     def has(self, capture_id: str) -> bool:
         """Whether a capture is still pending (appended, not acked or purged)."""
-        with self._lock:
+        with self._ready():
             return capture_id in self._pending
 
     def pending(self, namespace: str | None = None) -> list[SpoolEntry]:
         """Captures not acknowledged yet, oldest first."""
-        with self._lock:
+        with self._ready():
             entries = list(self._pending.values())
         return [e for e in entries if namespace is None or e.namespace == namespace]
 
@@ -209,7 +241,7 @@ class Spool:
         The file is rewritten without them (and the dead-letter file without
         the tenant's entries), so forgotten text does not stay on disk.
         """
-        with self._lock:
+        with self._ready():
             doomed = [
                 k
                 for k, e in self._pending.items()
@@ -264,7 +296,7 @@ class Spool:
 
     def compact(self) -> None:
         """Rewrite the file with pending entries only (atomic rename)."""
-        with self._lock:
+        with self._ready():
             self._compact()
 
     def _compact(self) -> None:

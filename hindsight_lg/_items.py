@@ -44,6 +44,37 @@ def _apply(value: Any, op: str, expected: Any) -> bool:
         raise ValueError(f"unsupported filter operator {op!r}") from None
 
 
+_OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
+
+
+def check_filter(where: Any, depth: int = 0) -> None:
+    """Refuse a filter :func:`matches` cannot apply, before any search.
+
+    Raises:
+        ValueError: not a mapping, a key that is not a string, an operator
+            other than ``$eq``/``$ne``/``$gt``/``$gte``/``$lt``/``$lte``, or
+            nesting deeper than 8 levels.
+    """
+    if where is None:
+        return
+    if not isinstance(where, Mapping) or depth > 8:
+        raise ValueError("a filter is an object of field: value (at most 8 deep)")
+    for key, expected in where.items():
+        if not isinstance(key, str):
+            raise ValueError(f"filter keys are field names, not {key!r}")
+        if isinstance(expected, Mapping) and any(
+            isinstance(k, str) and k.startswith("$") for k in expected
+        ):
+            wrong = [k for k in expected if k not in _OPERATORS]
+            if wrong:
+                raise ValueError(
+                    f"unsupported filter operator {wrong[0]!r}: use one of "
+                    + ", ".join(sorted(_OPERATORS))
+                )
+        elif isinstance(expected, Mapping):
+            check_filter(expected, depth + 1)
+
+
 def matches(value: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
     """LangGraph filter semantics: equality, nested dicts, ``$eq``/``$ne``/``$gt``..."""
     for key, expected in (where or {}).items():

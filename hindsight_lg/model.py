@@ -294,9 +294,24 @@ ENTITY_PREFIX = "entity:"
 OBSERVE_PREFIX = "observe:"
 
 
+# Bytes of UTF-8 an id may take: the strictest backend (a Milvus server)
+# keeps record ids and edge ends in VARCHAR(64) fields, which count bytes.
+ID_BYTES = 64
+
+
 def entity_id(name: str) -> str:
-    """The graph node id of an entity (edges ``mentions`` point at it)."""
-    return ENTITY_PREFIX + " ".join(name.lower().split())
+    """The graph node id of an entity (edges ``mentions`` point at it).
+
+    At most :data:`ID_BYTES` bytes: a longer name (a pasted key, a long URL
+    segment, a German compound) keeps its head and gets a hash of the whole,
+    so every writer and reader reaches the same node and the store holds it.
+    """
+    node = ENTITY_PREFIX + " ".join(name.lower().split())
+    data = node.encode("utf-8", "surrogatepass")
+    if len(data) <= ID_BYTES:
+        return node
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    return data[: ID_BYTES - 17].decode("utf-8", "ignore") + "~" + digest
 
 
 def observe_id(thread_id: str) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -148,13 +149,12 @@ class HindsightStore(BaseStore):
     def _visible(self, record: MemoryRecord, now: float) -> bool:
         if record.status is not Status.ACTIVE:
             return False
-        expires = (item_meta(record) or {}).get("expires_at")
-        return expires is None or float(expires) > now
+        expires = _expires_at(item_meta(record) or {})
+        return expires is None or expires > now
 
     def _labels(self, record: MemoryRecord) -> tuple[str, ...] | None:
-        stored = item_meta(record)
-        if stored is not None:
-            return tuple(stored["namespace"])
+        # Always the tenant's own labels, never those kept in the record: an
+        # imported or edited record cannot pose as another namespace's item.
         return self.tenants.labels(record.namespace)
 
     def _item(self, record: MemoryRecord, score: float | None = None) -> SearchItem:
@@ -349,12 +349,22 @@ class HindsightStore(BaseStore):
         self.memory.put_record(record, op="store_put", detail={"key": op.key})
 
     def _refresh(self, records: Sequence[MemoryRecord]) -> None:
-        """Push back the expiry of items that have a TTL."""
+        """Push back the expiry of items that have a TTL.
+
+        At most once per tenth of an item's TTL: a refresh is a write (with
+        its audit entry), and one per read made 300 reads of an item cost
+        300 writes. An item read in the meantime thus expires at most a
+        tenth of its TTL earlier than a refresh on every read would make it.
+        """
         now = self.memory.clock()
         for record in records:
             stored = item_meta(record)
-            if stored is None or stored.get("ttl") is None:
+            ttl = _number(stored.get("ttl")) if stored is not None else None
+            if stored is None or ttl is None:
                 continue
+            expires = _expires_at(stored)
+            if expires is not None and expires - now >= 0.9 * ttl * 60.0:
+                continue  # refreshed recently enough
             if not record.dense:
                 record = self.memory.get_many(
                     record.namespace, [record.id], vectors=True
@@ -371,8 +381,8 @@ class HindsightStore(BaseStore):
             expired = [
                 r.id
                 for r in self.memory.query(tenant, Where(statuses=()), limit=_ALL)
-                if (item_meta(r) or {}).get("expires_at") is not None
-                and float((item_meta(r) or {})["expires_at"]) <= now
+                if (expires := _expires_at(item_meta(r) or {})) is not None
+                and expires <= now
             ]
             if expired:
                 deleted += self.memory.forget(tenant, expired)
@@ -390,6 +400,18 @@ def _memory_ids(key: str) -> list[str]:
     except (ValueError, AttributeError, TypeError):
         return [key]
     return [key] if hexed == key else [key, hexed]
+
+
+def _number(value: Any) -> float | None:
+    """A finite number from stored metadata, ``None`` for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _expires_at(stored: dict[str, Any]) -> float | None:
+    """An item's expiry; a value that is no number (a damaged import) is none."""
+    return _number(stored.get("expires_at"))
 
 
 def _path_matches(space: tuple[str, ...], match_type: str, path: Sequence[str]) -> bool:

@@ -34,10 +34,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="show this namespace only (an end user's view), enforced by the server",
     )
     p.add_argument(
+        "--token-file",
+        default=None,
+        help=f"require the token kept in this file (first line); or set {TOKEN_ENV}. "
+        "Needed for any host but 127.0.0.1",
+    )
+    p.add_argument(
         "--token",
         default=None,
-        help=f"require this token on every request (or set {TOKEN_ENV}); "
-        "needed for any host but 127.0.0.1",
+        help="the token itself: other users see it in `ps`; prefer --token-file "
+        f"or {TOKEN_ENV}",
     )
     p.set_defaults(func=cmd_panel)
 
@@ -56,6 +62,26 @@ def _warm(memory: Any) -> None:
     gc.freeze()
 
 
+def read_token(args: argparse.Namespace) -> str | None:
+    """The panel's token: ``--token-file``, then the environment, then ``--token``.
+
+    A token on the command line is readable by every user of the machine
+    (``ps``, ``/proc/<pid>/cmdline``): it still works, with a warning.
+    """
+    if args.token_file:
+        with open(args.token_file, encoding="utf-8") as fh:
+            return fh.readline().strip() or None
+    if os.environ.get(TOKEN_ENV):
+        return os.environ[TOKEN_ENV]
+    if args.token:
+        print(
+            "warning: --token is visible to other users in `ps`; use --token-file "
+            f"or {TOKEN_ENV}",
+            file=sys.stderr,
+        )
+    return args.token or None
+
+
 def cmd_panel(args: argparse.Namespace) -> int:
     """Serve the panel until interrupted."""
     try:
@@ -65,10 +91,15 @@ def cmd_panel(args: argparse.Namespace) -> int:
     except ImportError:
         print("the panel needs: pip install 'hindsight-lg[panel]'", file=sys.stderr)
         return 2
-    token = args.token or os.environ.get(TOKEN_ENV) or None
+    try:
+        token = read_token(args)
+    except OSError as exc:
+        print(f"error: cannot read the token file: {exc}", file=sys.stderr)
+        return 2
     if args.host not in _LOOPBACK and token is None:
         print(
-            f"error: serving {args.host} needs a token: pass --token or set {TOKEN_ENV}",
+            f"error: serving {args.host} needs a token: pass --token-file or set "
+            f"{TOKEN_ENV}",
             file=sys.stderr,
         )
         return 2

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING
 
 from hindsight_lg.backends.base import (
     MAX_NAMESPACE_BYTES,
+    MAX_TEXT_BYTES,
     Capabilities,
     CopyReport,
     Hit,
     MemoryBackend,
     Where,
     check_namespace,
+    check_text,
     visible_to,
 )
 from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
@@ -85,11 +87,13 @@ __all__ = [
     "Hit",
     "InMemoryBackend",
     "MAX_NAMESPACE_BYTES",
+    "MAX_TEXT_BYTES",
     "MemoryBackend",
     "StoreHandle",
     "Where",
     "bm25_scores",
     "check_namespace",
+    "check_text",
     "copy_generation",
     "open_backend",
     "open_handle",

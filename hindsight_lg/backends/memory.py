@@ -10,7 +10,13 @@ from contextlib import AbstractContextManager, nullcontext
 import numpy as np
 
 from hindsight_lg.backends._index import NamespaceIndex
-from hindsight_lg.backends.base import Capabilities, Hit, Where, check_namespace
+from hindsight_lg.backends.base import (
+    Capabilities,
+    Hit,
+    Where,
+    check_namespace,
+    check_writes,
+)
 from hindsight_lg.errors import EmbeddingMismatch
 from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
 
@@ -51,6 +57,7 @@ class InMemoryBackend:
     def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
         """Insert or replace records by id."""
         check_namespace(namespace)
+        check_writes(records=records)
         with self._lock:
             for r in records:
                 if r.namespace != namespace:
@@ -140,6 +147,7 @@ class InMemoryBackend:
     def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
         """Insert or replace edges."""
         check_namespace(namespace)
+        check_writes(edges=edges)
         with self._lock:
             for e in edges:
                 self._edges[namespace][e.key] = e
@@ -175,6 +183,7 @@ class InMemoryBackend:
     def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:
         """Append audit entries."""
         check_namespace(namespace)
+        check_writes(audit=entries)
         with self._lock:
             self._audit[namespace].extend(entries)
 

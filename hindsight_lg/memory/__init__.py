@@ -22,6 +22,7 @@ from hindsight_lg.memory.lifecycle import ClusterParams, Correction
 from hindsight_lg.memory.lifecycle.strength import PINNED_KEY, strength
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecalledMemory, RecallResult
+from hindsight_lg.memory.recall.result import HEADER as RECALL_HEADER
 
 if TYPE_CHECKING:
     from hindsight_lg.memory.jobs.erasure import ForgetReport, forget_namespace
@@ -71,6 +72,7 @@ __all__ = [
     "HindsightMemory",
     "PINNED_KEY",
     "Policy",
+    "RECALL_HEADER",
     "RecallResult",
     "RecalledMemory",
     "Reflection",

@@ -21,7 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hindsight_lg._messages import as_message, plain_messages
-from hindsight_lg.backends.base import check_namespace
+from hindsight_lg.backends.base import (
+    MAX_LABEL_BYTES,
+    check_labels,
+    check_namespace,
+    check_text,
+)
 from hindsight_lg.memory.language.timeparse import check_event_time
 from hindsight_lg.model import Scope
 
@@ -84,7 +89,9 @@ def capture_request(
 
     Raises:
         ValueError: a namespace :func:`check_namespace` refuses, an id longer
-            than 512 bytes of UTF-8, an unknown scope, or an ``event_time``
+            than 512 bytes of UTF-8, a speaker or source id over 512 bytes
+            or with NUL or a lone surrogate, more than 256 source ids, an
+            unknown scope, or an ``event_time``
             that is NaN, infinite or outside the years 1 to 9999.
         TypeError: an id or speaker that is not a string, or an
             ``event_time`` that is not a number (a string such as ``"123"``
@@ -93,8 +100,12 @@ def capture_request(
     check_namespace(namespace)
     for name, value in (("agent_id", agent_id), ("thread_id", thread_id)):
         _check_id(name, value)
-    if speaker is not None and not isinstance(speaker, str):
-        raise TypeError(f"speaker must be a str, not {type(speaker).__name__}")
+    if speaker is not None:
+        check_text(speaker, "speaker", MAX_LABEL_BYTES)
+    if source_ids is not None:
+        if isinstance(source_ids, (str, bytes)):
+            raise TypeError("source_ids must be a list of str, not one string")
+        source_ids = check_labels(list(source_ids), "source_ids")
     return CaptureRequest(
         content=_content(messages_or_text),
         namespace=namespace,

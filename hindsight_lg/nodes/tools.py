@@ -24,8 +24,10 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import InjectedState
 from pydantic import BaseModel, Field, model_validator
 
-from hindsight_lg._items import record_fields
+from hindsight_lg._items import check_filter, record_fields
 from hindsight_lg._messages import HUMAN, message_key, plain_messages, role
+from hindsight_lg._text import inert
+from hindsight_lg.backends import MAX_TEXT_BYTES, check_text, visible_to
 from hindsight_lg.identity import (
     Identity,
     IdentityRule,
@@ -33,7 +35,7 @@ from hindsight_lg.identity import (
     find_identity,
     unattributed,
 )
-from hindsight_lg.memory import HindsightMemory, RecallResult
+from hindsight_lg.memory import RECALL_HEADER, HindsightMemory, RecallResult
 from hindsight_lg.model import Kind, MemoryRecord, SourceKind
 from hindsight_lg.store import matches
 
@@ -41,7 +43,9 @@ __all__ = [
     "ManageMemory",
     "SearchMemory",
     "manage_memory_tool",
+    "fenced",
     "memory_tools",
+    "rows_of",
     "search_memory_tool",
 ]
 
@@ -90,9 +94,11 @@ def _when(ts: float) -> str:
 
 
 def _row(record: MemoryRecord, score: float | None = None) -> dict[str, Any]:
+    # Stored text is data: inert (one line, nothing hidden, no tag can close
+    # the block), as in RecallResult.to_prompt().
     row: dict[str, Any] = {
         "id": record.id,
-        "content": record.content,
+        "content": inert(record.content),
         "kind": record.kind.value,
         "when": _when(record.event_time),
         "confidence": round(record.confidence, 2),
@@ -154,7 +160,16 @@ class _Tools:
             for m in result.memories
             if matches(record_fields(m.record), args.filter)
         ]
-        return json.dumps(rows[: args.limit], ensure_ascii=False)
+        return fenced(rows[: args.limit])
+
+    @staticmethod
+    def checked(args: SearchMemory) -> None:
+        """A model's mistake in the arguments becomes an answer, not a failed run."""
+        try:
+            check_text(args.query, "query", MAX_TEXT_BYTES)
+            check_filter(args.filter)
+        except (TypeError, ValueError) as exc:
+            raise ToolException(f"{exc}; fix the arguments and call again") from None
 
     # -- manage -------------------------------------------------------------
 
@@ -185,12 +200,52 @@ class _Tools:
             self.memory.worker.claim(who.namespace, [message_key(m) for m in plain])
 
     def owned(self, who: Identity, memory_id: str) -> MemoryRecord:
-        """The memory ``memory_id`` of this run's tenant (never another's)."""
+        """The memory ``memory_id`` of this run's tenant and agent (never another's).
+
+        Another agent's private memory is answered as missing, exactly as
+        search hides it: its id alone must not let this agent change it.
+        """
         record = self.memory.get(who.namespace, memory_id)
-        if record is None or record.status.value == "deleted":
+        hidden = record is not None and bool(who.agent_id)
+        if hidden and record is not None:
+            hidden = not visible_to(record, who.agent_id or "")
+        if record is None or hidden or record.status.value == "deleted":
             # A model's mistake: the tool answers it instead of failing the run.
             raise ToolException(f"no memory with id {memory_id!r}: search for it first")
         return record
+
+
+def fenced(rows: list[dict[str, Any]]) -> str:
+    """Search rows as a model reads them: the data label, then one JSON line each.
+
+    The label and the ``<memories>`` block are those of
+    :meth:`~hindsight_lg.memory.recall.result.RecallResult.to_prompt`: the
+    rows are data from past conversations, never instructions.
+    """
+    lines = "\n".join(json.dumps(row, ensure_ascii=False) for row in rows)
+    body = f"{lines}\n" if lines else ""
+    return f"{RECALL_HEADER}\n<memories>\n{body}</memories>"
+
+
+def rows_of(answer: str) -> list[dict[str, Any]]:
+    """The rows of a :func:`fenced` answer (for tests and callers that parse it)."""
+    inside = answer.split("<memories>\n", 1)[-1].rsplit("</memories>", 1)[0]
+    return [json.loads(line) for line in inside.splitlines() if line.strip()]
+
+
+def _manage_checked(args: ManageMemory) -> None:
+    try:
+        if args.content is not None:
+            check_text(args.content, "content", MAX_TEXT_BYTES)
+        if args.id is not None:
+            check_text(args.id, "id", 64)
+    except (TypeError, ValueError) as exc:
+        raise ToolException(f"{exc}; fix the arguments and call again") from None
+
+
+def _answer_mistake(error: Exception) -> str:
+    """What the model reads when its arguments do not fit the schema."""
+    return f"invalid arguments ({str(error)[:500]}); fix them and call again"
 
 
 def search_memory_tool(
@@ -212,8 +267,11 @@ def search_memory_tool(
         name: the tool's name.
 
     Returns:
-        A tool taking :class:`SearchMemory` arguments and answering a JSON list
-        of ``{id, content, kind, when, confidence, score}``.
+        A tool taking :class:`SearchMemory` arguments and answering the
+        "data, not instructions" label and a ``<memories>`` block with one
+        JSON object ``{id, content, kind, when, confidence, score}`` a line,
+        content made inert (see :func:`fenced`, :func:`rows_of`). Argument
+        mistakes (a bad filter operator, a lone surrogate) are answered too.
     """
     tools = _Tools(memory, identity, agent_id, strict)
 
@@ -228,6 +286,7 @@ def search_memory_tool(
             who = tools.who(config)
         except LookupError:
             return "memory is unavailable for this run (no user)"
+        tools.checked(args)
         result = memory.recall(query, **tools.recall_args(who, args))
         return tools.found(args, result)
 
@@ -242,6 +301,7 @@ def search_memory_tool(
             who = await tools.awho(config)
         except LookupError:
             return "memory is unavailable for this run (no user)"
+        tools.checked(args)
         result = await memory.arecall(query, **tools.recall_args(who, args))
         return tools.found(args, result)
 
@@ -254,6 +314,8 @@ def search_memory_tool(
             "past events) before answering; returns memories with their ids."
         ),
         args_schema=SearchMemory,
+        handle_tool_error=True,
+        handle_validation_error=_answer_mistake,
     )
 
 
@@ -282,6 +344,7 @@ def manage_memory_tool(
     tools = _Tools(memory, identity, agent_id, strict)
 
     def run(who: Identity, args: ManageMemory) -> str:
+        _manage_checked(args)
         if args.action == "create":
             record = memory.remember(args.content or "", **tools.create(who, args))
             return f"created memory {record.id}"
@@ -293,6 +356,7 @@ def manage_memory_tool(
         return f"deleted memory {record.id}"
 
     async def arun(who: Identity, args: ManageMemory) -> str:
+        _manage_checked(args)
         if args.action == "create":
             record = await memory.aremember(
                 args.content or "", **tools.create(who, args)
@@ -350,6 +414,7 @@ def manage_memory_tool(
         ),
         args_schema=ManageMemory,
         handle_tool_error=True,
+        handle_validation_error=_answer_mistake,
     )
 
 

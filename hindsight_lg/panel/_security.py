@@ -4,11 +4,17 @@ The rules, in the order the middleware applies them:
 
 1. **Host.** Without a token the panel answers only requests addressed to a
    loopback name (``127.0.0.1``, ``localhost``, ``[::1]``): a web page that
-   points its own domain at 127.0.0.1 (DNS rebinding) gets 403.
+   points its own domain at 127.0.0.1 (DNS rebinding) gets 403. A request
+   that came through a proxy (``Forwarded``, ``X-Forwarded-*``, ``X-Real-IP``
+   or ``Via``) or from a peer that is not loopback gets 403 too, whatever
+   Host it names: a proxy forwarding ``Host: 127.0.0.1`` would otherwise
+   expose a token-less panel to the proxy's clients.
 2. **Token.** With a token, every request carries it as
    ``Authorization: Bearer <token>`` or in the panel's cookie; anything else
    gets 401. Opening ``/?token=<token>`` once sets the cookie (HttpOnly,
-   SameSite=Strict) and redirects to the same URL without the token.
+   SameSite=Strict) and redirects to the same path without the token (a
+   path of several leading slashes or backslashes, which a browser reads as
+   another host, redirects to ``/``-rooted path on this host).
 3. **CSRF.** A state-changing request (any method but GET, HEAD, OPTIONS)
    whose ``Origin`` is another site gets 403. Then a form post must carry the
    panel's CSRF token in its ``csrf`` field, and a JSON post must carry it in
@@ -26,6 +32,7 @@ all) on top of escaped rendering, so stored memory text cannot run.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import secrets
 from collections.abc import Iterable
 from typing import Any
@@ -43,6 +50,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 COOKIE = "hindsight_panel"
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+# Headers a proxy adds: a request carrying one did not come from this machine.
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip", "via")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 HEADERS = {
     "Content-Security-Policy": (
@@ -93,6 +102,11 @@ class Guard:
         """Whether the request's Host is one the panel answers without a token."""
         if self.token is not None:
             return True
+        if any(h in request.headers for h in PROXY_HEADERS):
+            return False  # proxied: the Host header says nothing about the client
+        client = request.client
+        if client is not None and not _loopback_peer(client.host):
+            return False
         host = request.headers.get("host", "")
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return name.lower() in self.allowed_hosts
@@ -213,7 +227,7 @@ class GuardMiddleware:
         if not same(given, self.guard.token):
             return denied(request, 401, "wrong token")
         rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-        target = URL(path=request.url.path, query=urlencode(rest))
+        target = URL(path=local_path(request.url.path), query=urlencode(rest))
         response = RedirectResponse(str(target), 303)
         response.set_cookie(
             COOKIE,
@@ -223,6 +237,26 @@ class GuardMiddleware:
             secure=request.url.scheme == "https",
         )
         return response
+
+
+def local_path(path: str) -> str:
+    """``path`` as a path on this host: ``//evil.com/`` would be another host.
+
+    Browsers read a leading ``//`` (and ``/\\``, ``\\\\``) as the start of
+    another origin, so every leading slash and backslash becomes one ``/``.
+    """
+    return "/" + path.lstrip("/\\")
+
+
+def _loopback_peer(host: str) -> bool:
+    # An address, not a name: what the socket saw. "testclient" is
+    # Starlette's test transport, which has no socket.
+    if host in ("testclient", "localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _with_headers(response: Response) -> Response:

@@ -7,8 +7,9 @@ Paging is by cursor, never by offset: a page asks for the memories whose
 ``event_time`` is before the cursor (``Where.until``), newest first, one more
 than it shows. The store serves that from its time index (the read cache keeps
 one per namespace), so page 200 costs what page 1 costs. A page ends on a
-timestamp boundary, so memories sharing an ``event_time`` are never split
-across two pages and never skipped.
+timestamp boundary, so memories sharing an ``event_time`` are never skipped;
+when more than a page share one, they are paged by id (the cursor is then
+``"<time>:<id>"``), so no page is larger than its size.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class Page:
     """One page of memories and the cursor of the next (``None``: the last)."""
 
     memories: list[MemoryRecord]
-    next_cursor: float | None = None
+    next_cursor: str | None = None
 
 
 @dataclass(slots=True)
@@ -103,18 +104,29 @@ class NamespaceView:
     page: Page | None = None
 
 
-def parse_cursor(raw: Any) -> float | None:
+Cursor = tuple[float, str | None]
+
+
+def parse_cursor(raw: Any) -> Cursor | None:
     """A page cursor from a query string (``None``: the first page).
 
+    ``"<time>"`` pages before that time; ``"<time>:<id>"`` goes on among the
+    memories of that time, after that id.
+
     Raises:
-        ValueError: not a finite number.
+        ValueError: not a finite number (and an optional id).
     """
     if raw in (None, ""):
         return None
-    value = float(raw)
+    head, _, after = str(raw).partition(":")
+    value = float(head)
     if not math.isfinite(value):
         raise ValueError("cursor must be a finite number")
-    return value
+    return value, after or None
+
+
+def _cursor(when: float, after: str | None = None) -> str:
+    return f"{when!r}:{after}" if after else repr(when)
 
 
 def page(
@@ -123,19 +135,24 @@ def page(
     where: Where,
     *,
     size: int = PAGE_SIZE,
-    before: float | None = None,
+    before: Cursor | float | None = None,
 ) -> Page:
-    """Memories matching ``where`` older than ``before``, newest first.
+    """Memories matching ``where`` older than the cursor, newest first.
 
     Args:
         memory: the engine.
         namespace: the tenant.
         where: the filter (its ``until`` is replaced by the cursor).
-        size: how many at most (a page of one repeated timestamp may hold more).
+        size: how many at most.
         before: the cursor from the previous page.
     """
     size = max(1, min(size, MAX_PAGE))
-    rows = memory.query(namespace, replace(where, until=before), limit=size + 1)
+    if isinstance(before, (int, float)):
+        before = (float(before), None)
+    if before is not None and before[1] is not None:
+        return _ties(memory, namespace, where, before[0], before[1], size)
+    until = None if before is None else before[0]
+    rows = memory.query(namespace, replace(where, until=until), limit=size + 1)
     if len(rows) <= size:
         return Page(rows)
     boundary = rows[size].event_time
@@ -143,14 +160,30 @@ def page(
     if shown:
         # Everything newer than the boundary is shown; the next page starts
         # at the boundary itself, ties included.
-        return Page(shown, math.nextafter(boundary, math.inf))
-    # A whole page shares one timestamp: show every memory that has it.
+        return Page(shown, _cursor(math.nextafter(boundary, math.inf)))
+    # A whole page shares one timestamp: page through it by id.
+    return _ties(memory, namespace, where, boundary, None, size)
+
+
+def _ties(
+    memory: HindsightMemory,
+    namespace: str,
+    where: Where,
+    when: float,
+    after: str | None,
+    size: int,
+) -> Page:
+    """One page of the memories at exactly ``when``, by id descending after ``after``."""
     ties = memory.query(
         namespace,
-        replace(where, since=boundary, until=math.nextafter(boundary, math.inf)),
+        replace(where, since=when, until=math.nextafter(when, math.inf)),
         limit=10**6,
     )
-    return Page(ties, boundary)
+    ties.sort(key=lambda r: r.id, reverse=True)
+    rest = [r for r in ties if after is None or r.id < after]
+    if len(rest) > size:
+        return Page(rest[:size], _cursor(when, rest[size - 1].id))
+    return Page(rest, _cursor(when))
 
 
 def namespace_view(
@@ -158,7 +191,7 @@ def namespace_view(
     namespace: str,
     filters: Filters,
     *,
-    before: float | None = None,
+    before: Cursor | None = None,
     size: int = PAGE_SIZE,
 ) -> NamespaceView:
     """The namespace page: counts, then one group per kind or one kind paged."""

@@ -63,7 +63,7 @@ def test_unknown_filter_is_a_400(client: TestClient) -> None:
 
 def _walk(memory: HindsightMemory, namespace: str, size: int) -> list[str]:
     seen: list[str] = []
-    cursor: float | None = None
+    cursor: views.Cursor | None = None
     for _ in range(1000):
         page = views.page(
             memory,
@@ -73,9 +73,10 @@ def _walk(memory: HindsightMemory, namespace: str, size: int) -> list[str]:
             before=cursor,
         )
         seen += [r.id for r in page.memories]
+        assert len(page.memories) <= size
         if page.next_cursor is None:
             return seen
-        cursor = page.next_cursor
+        cursor = views.parse_cursor(page.next_cursor)
     raise AssertionError("paging did not end")
 
 
@@ -97,6 +98,35 @@ def test_paging_visits_every_memory_once_even_with_ties(
     for size in (5, 10, 50):
         walked = _walk(memory, "big", size)
         assert sorted(walked) == sorted(r.id for r in records)
+
+
+def test_memories_sharing_one_timestamp_respect_the_page_size(
+    memory: HindsightMemory, client: TestClient
+) -> None:
+    """600 memories of one instant come one asked-for page at a time, all of them."""
+    records = [
+        MemoryRecord(
+            namespace="tied",
+            content=f"fact {i}",
+            kind=Kind.FACT,
+            event_time=1000.0,
+            dense=[1.0] + [0.0] * 383,
+        )
+        for i in range(600)
+    ]
+    memory.backend.upsert("tied", records)
+    params: dict[str, object] = {"namespace": "tied", "limit": 1}
+    body = client.get("/api/memories", params=params).json()
+    assert len(body["memories"]) == 1 and body["next"]
+    seen = set()
+    for _ in range(700):
+        seen |= {m["id"] for m in body["memories"]}
+        if body["next"] is None:
+            break
+        params = {"namespace": "tied", "limit": 100, "before": body["next"]}
+        body = client.get("/api/memories", params=params).json()
+        assert len(body["memories"]) <= 100
+    assert seen == {r.id for r in records}
 
 
 def test_api_memories_pages_with_a_cursor(

@@ -67,6 +67,48 @@ def test_foreign_host_needs_a_token(memory: HindsightMemory, seeded: Seeded) -> 
         assert c.get("/api/namespaces").status_code == 200
 
 
+@pytest.mark.parametrize("path", ["//evil.com/", "/\\evil.com/", "///evil.com"])
+def test_the_token_link_never_redirects_to_another_host(
+    guarded: TestClient, path: str
+) -> None:
+    """A login link whose path starts like another origin stays on this host."""
+    resp = guarded.get(f"{path}?token={TOKEN}", follow_redirects=False)
+    location = resp.headers.get("location", "")
+    assert resp.status_code in (303, 404) and not location.startswith(("//", "/\\"))
+    if resp.status_code == 303:
+        assert location.startswith("/") and "evil.com" not in location.split("/")[1]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"X-Forwarded-For": "203.0.113.9"},
+        {"Forwarded": "for=203.0.113.9"},
+        {"X-Real-IP": "203.0.113.9"},
+        {"Via": "1.1 proxy"},
+    ],
+)
+def test_a_proxied_request_to_a_tokenless_panel_is_refused(
+    client: TestClient, header: dict[str, str]
+) -> None:
+    """A proxy forwarding Host: 127.0.0.1 does not expose a token-less panel."""
+    assert client.get("/api/namespaces").status_code == 200
+    assert client.get("/api/namespaces", headers=header).status_code == 403
+
+
+def test_a_remote_peer_naming_a_loopback_host_is_refused(
+    memory: HindsightMemory, seeded: Seeded
+) -> None:
+    """Host: 127.0.0.1 from a non-loopback socket peer gets 403 without a token."""
+    app = create_app(memory)
+    with TestClient(
+        app, base_url="http://127.0.0.1:8765", client=("203.0.113.9", 5000)
+    ) as c:
+        assert c.get("/api/namespaces").status_code == 403
+    with TestClient(app, base_url="http://127.0.0.1:8765", client=("::1", 5000)) as c:
+        assert c.get("/api/namespaces").status_code == 200
+
+
 def test_form_posts_need_the_csrf_token(
     memory: HindsightMemory, client: TestClient, seeded: Seeded
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hindsight_lg.backends.base import check_namespace
+from hindsight_lg.backends.base import check_namespace, check_writes
 from hindsight_lg.backends.milvus._core import (
     EVERYTHING,
     QUERY_WINDOW,
@@ -22,6 +22,7 @@ class GraphOps(MilvusCore):
     def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
         """Insert or replace edges."""
         check_namespace(namespace)
+        check_writes(edges=edges)
         rows = [
             {
                 "pk": pk(namespace, e.key),
@@ -84,6 +85,7 @@ class GraphOps(MilvusCore):
     def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:
         """Append audit entries."""
         check_namespace(namespace)
+        check_writes(audit=entries)
         rows = [
             {
                 "pk": pk(namespace, a.id),

@@ -8,7 +8,7 @@ from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg.backends._index import record_text
-from hindsight_lg.backends.base import Hit, Where, check_namespace
+from hindsight_lg.backends.base import Hit, Where, check_namespace, check_writes
 from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.milvus._core import (
     ALL_ROWS,
@@ -24,6 +24,14 @@ from hindsight_lg.backends.milvus._expr import lit, where_expr
 from hindsight_lg.errors import StoreError
 from hindsight_lg.model import MemoryRecord
 
+# The lexical field is VARCHAR(65535), counted in bytes on a server.
+_LEXICAL_BYTES = 60000
+
+
+def _fit_bytes(text: str, limit: int) -> str:
+    data = text.encode("utf-8", "replace")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
 
 class RecordOps(MilvusCore):
     """The record half of :class:`~hindsight_lg.backends.base.MemoryBackend`."""
@@ -38,7 +46,7 @@ class RecordOps(MilvusCore):
             id=r.id,
             doc=doc,
             dense=list(r.dense),
-            lexical=lexical_tokens(record_text(r))[:60000],
+            lexical=_fit_bytes(lexical_tokens(record_text(r)), _LEXICAL_BYTES),
         )
         return row
 
@@ -66,6 +74,7 @@ class RecordOps(MilvusCore):
                 raise ValueError(f"record {r.id} belongs to {r.namespace!r}")
             if not r.dense:
                 raise ValueError(f"record {r.id} has no dense vector")
+        check_writes(records=records)
         rows = [self._row(r) for r in records]
         self._call("writing memories", self._client.upsert, self.memories, rows)
         self._dirty = True

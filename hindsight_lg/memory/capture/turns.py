@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hindsight_lg._messages import AI, HUMAN, as_message, lookup, role, text_of
+from hindsight_lg.backends.base import MAX_LABEL_BYTES
 from hindsight_lg.model import Scope, SourceKind
 
 
@@ -48,12 +49,12 @@ def to_turns(
         if kind not in (HUMAN, AI):
             continue
         msg_id = lookup(msg, "id")
-        ids = list(source_ids or []) or ([str(msg_id)] if msg_id else [])
+        ids = list(source_ids or []) or ([_label(str(msg_id))] if msg_id else [])
         source = (
             SourceKind.USER_CONFIRMED if kind == HUMAN else SourceKind.AGENT_INFERRED
         )
         name = lookup(msg, "name") or (speaker if kind == HUMAN else "assistant")
-        turn = Turn(text_of(msg), str(name or "user"), ids, source)
+        turn = Turn(text_of(msg), _label(str(name or "user")), ids, source)
         turn.after_tool = kind == AI and reports
         turns.append(turn)
     return turns
@@ -95,6 +96,16 @@ def kept_turns(turns: Sequence[Turn], previous: Turn | None) -> list[bool]:
         )
         previous = turn
     return out
+
+
+def _label(value: str) -> str:
+    """A message's name or id cut to what a record keeps (512 bytes, no NUL).
+
+    Messages come from clients: a name is made to fit, never a reason to
+    refuse the turn.
+    """
+    data = value.replace("\x00", "").encode("utf-8", "replace")
+    return data[:MAX_LABEL_BYTES].decode("utf-8", "ignore")
 
 
 @dataclass(frozen=True, slots=True)

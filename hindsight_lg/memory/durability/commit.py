@@ -41,7 +41,7 @@ from typing import Any
 
 from hindsight_lg.backends import ForwardingBackend, StoreHandle
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
-from hindsight_lg.errors import StoreError
+from hindsight_lg.errors import StoreError, StoreTimeout, StoreUnavailable
 from hindsight_lg.memory.durability.spool import Spool, marker_id
 from hindsight_lg.memory.durability.staging import StagedWrites
 from hindsight_lg.model import AuditEntry, MemoryRecord
@@ -66,6 +66,7 @@ class SharedStage(StagedWrites):
         self.captures: list[tuple[str, str]] = []
         self.since = 0.0
         self.keep_recent = keep_recent
+        self.failed: dict[str, Exception] = {}
         self._recent: OrderedDict[tuple[str, str], MemoryRecord] = OrderedDict()
 
     # Records go in and out as copies: a capture edits what it reads in
@@ -118,16 +119,55 @@ class SharedStage(StagedWrites):
             self.captures.append((namespace, capture_id))
 
     def commit(self) -> None:
-        """Send the staged writes to the store (see :meth:`StagedWrites.commit`)."""
+        """Send the staged writes to the store, one namespace at a time.
+
+        A namespace whose writes fail stays staged, its error in
+        :attr:`failed`, and the other namespaces go on: one tenant's write
+        the store refuses never holds back another's.
+        """
         with self.lock:
-            staged = [(ns, r) for ns, rs in self._records.items() for r in rs.values()]
-            super().commit()
+            staged = set(self._records) | set(self._edges) | set(self._audit)
+            for namespace in sorted(staged):
+                try:
+                    self._commit_namespace(namespace)
+                except Exception as exc:  # kept staged; the caller decides
+                    self.failed[namespace] = exc
+                else:
+                    self.failed.pop(namespace, None)
             self._arrays.clear()
-            for namespace, record in staged:
-                self._recent[(namespace, record.id)] = record
-                self._recent.move_to_end((namespace, record.id))
+            self._term_cache.clear()
             while len(self._recent) > self.keep_recent:
                 self._recent.popitem(last=False)
+
+    def _commit_namespace(self, namespace: str) -> None:
+        # Records, then edges, then audit: a marker is never ahead of its
+        # capture's records (the marker itself comes later, in GroupCommit).
+        records = list(self._records.get(namespace, {}).values())
+        if records:
+            self.inner.upsert(namespace, records)
+            for record in records:
+                self._recent[(namespace, record.id)] = record
+                self._recent.move_to_end((namespace, record.id))
+        self._records.pop(namespace, None)
+        edges = list(self._edges.get(namespace, {}).values())
+        if edges:
+            self.inner.add_edges(namespace, edges)
+        self._edges.pop(namespace, None)
+        entries = self._audit.get(namespace, [])
+        if entries:
+            self.inner.append_audit(namespace, entries)
+        self._audit.pop(namespace, None)
+
+    def drop(self, namespace: str) -> list[str]:
+        """Discard a namespace's staged writes; returns its capture ids (unregistered)."""
+        with self.lock:
+            self._records.pop(namespace, None)
+            self._edges.pop(namespace, None)
+            self._audit.pop(namespace, None)
+            self.failed.pop(namespace, None)
+            doomed = [cid for ns, cid in self.captures if ns == namespace]
+            self.captures = [(ns, c) for ns, c in self.captures if ns != namespace]
+            return doomed
 
     @property
     def empty(self) -> bool:
@@ -143,6 +183,9 @@ class GroupCommit:
         spool: where the captures are acknowledged.
         interval_s: the longest a capture waits for its batch.
         max_pending: a batch is committed once this many captures wait.
+        max_strikes: rounds in a row a tenant's staged captures may fail
+            with a store error other than an outage before they are
+            quarantined (see :meth:`_refused`).
     """
 
     def __init__(
@@ -152,8 +195,11 @@ class GroupCommit:
         *,
         interval_s: float = 0.5,
         max_pending: int = 256,
+        max_strikes: int = 3,
     ) -> None:
         self.backend = backend
+        self.max_strikes = max_strikes
+        self._strikes: dict[str, int] = {}
         self.spool = spool
         self.stage = SharedStage(backend)
         self.interval_s = interval_s
@@ -183,16 +229,58 @@ class GroupCommit:
         self._start()
 
     def drain(self) -> None:
-        """Write the stage to the store now (no flush, no ack)."""
+        """Write the stage to the store now (no flush, no ack).
+
+        Namespaces the store refused stay staged (see :meth:`_refused`);
+        the rest is written whatever one tenant sent.
+        """
         if self.stage.empty:
             return
         with self.stage.lock:
             if self.stage.empty:
                 return
             self.stage.commit()
-            self._committed += self.stage.captures
-            self.stage.captures = []
+            failed = self.stage.failed
+            self._committed += [c for c in self.stage.captures if c[0] not in failed]
+            self.stage.captures = [c for c in self.stage.captures if c[0] in failed]
+            for namespace, exc in list(failed.items()):
+                self._refused(namespace, exc)
+            self._strikes = {ns: n for ns, n in self._strikes.items() if ns in failed}
         self._wake.set()
+
+    def _refused(self, namespace: str, exc: Exception) -> None:
+        """Count a namespace's failed write; quarantine it once it cannot succeed.
+
+        An outage (:class:`StoreUnavailable`, :class:`StoreTimeout`) holds
+        every namespace alike and is retried for as long as it lasts. Any
+        other failure is about what this tenant sent: after
+        ``max_strikes`` rounds in a row (at once for a refusal that is not
+        a store error, such as a limit) its staged captures move to the
+        spool's dead-letter file, with a span event and a log line, and the
+        store goes on.
+        """
+        if isinstance(exc, (StoreUnavailable, StoreTimeout)):
+            return
+        strikes = self._strikes.get(namespace, 0) + 1
+        self._strikes[namespace] = strikes
+        if isinstance(exc, StoreError) and strikes < self.max_strikes:
+            return
+        doomed = self.stage.drop(namespace)
+        self._strikes.pop(namespace, None)
+        entries = {e.id: e for e in self.spool.pending(namespace)}
+        for cid in doomed:
+            entry = entries.get(cid)
+            if entry is not None:
+                self.spool.quarantine(entry, exc)
+        degrade(
+            SPOOL,
+            "the store refused a tenant's captures: moved to the dead-letter file",
+            log_event="capture_quarantined",
+            namespace=namespace,
+            capture_ids=",".join(doomed[:20]) or None,
+            error=repr(exc)[:200],
+            dead_letters=str(self.spool.dead_path),
+        )
 
     def sync(self) -> None:
         """Drain, mark, flush and ack the captures staged so far.
@@ -202,31 +290,33 @@ class GroupCommit:
         durable only after its capture's records are.
 
         Raises:
-            StoreError: the store failed; nothing was acked, and the
-                captures stay in the spool (and in the stage) for a retry.
+            StoreError: the store failed; nothing of the failing part was
+                acked, and its captures stay in the spool (and in the
+                stage) for a retry. Namespaces written meanwhile are acked.
         """
         with self._sync_lock:
             self._round()
 
     def _round(self) -> None:
-        try:
-            self.drain()
-        except StoreError as exc:
-            _failed("capture_commit_failed", exc, [c for _, c in self.stage.captures])
-            raise
+        self.drain()
         with self.stage.lock:
             todo, self._committed = self._committed, []
-        if not todo:
-            return
-        try:
-            self._mark(todo)
-            self.backend.flush()
-        except StoreError as exc:
-            with self.stage.lock:
-                self._committed = todo + self._committed
-            _failed("capture_commit_failed", exc, [cid for _, cid in todo])
-            raise
-        self.spool.ack_many([cid for _, cid in todo])
+            failed = dict(self.stage.failed)
+        if todo:
+            try:
+                self._mark(todo)
+                self.backend.flush()
+            except StoreError as exc:
+                with self.stage.lock:
+                    self._committed = todo + self._committed
+                _failed("capture_commit_failed", exc, [cid for _, cid in todo])
+                raise
+            self.spool.ack_many([cid for _, cid in todo])
+        if failed:
+            waiting = [c for ns, c in self.stage.captures if ns in failed]
+            first = next(iter(failed.values()))
+            _failed("capture_commit_failed", first, waiting)
+            raise StoreError(f"writing staged captures: {first!r}"[:300]) from first
 
     def _mark(self, done: list[tuple[str, str]]) -> None:
         by_namespace: dict[str, list[AuditEntry]] = defaultdict(list)

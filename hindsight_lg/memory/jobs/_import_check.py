@@ -104,6 +104,48 @@ def _check_scalars(data: dict[str, Any], lineno: int) -> None:
             _check_str(item, lineno, f"an item of {name}", nul=True)
 
 
+# What HindsightStore keeps in meta["store"] and beside it, and the type
+# each reader of it needs (a bad one would fail every later read of the store).
+_STORE_NUMBERS = ("ttl", "expires_at")
+_STORE_INTS = ("seq", "ns_seq")
+_META_NUMBERS = ("store_updated", "confirmations")
+
+
+def _check_meta(meta: dict[str, Any], lineno: int) -> None:
+    """The engine's and the store's metadata keys hold what their readers need."""
+    for name in _META_NUMBERS:
+        if name in meta and not _is_number(meta[name]):
+            raise _fail(lineno, f"meta.{name} must be a finite number")
+    if "derived_from" in meta and not (
+        isinstance(meta["derived_from"], list)
+        and all(isinstance(x, str) for x in meta["derived_from"])
+    ):
+        raise _fail(lineno, "meta.derived_from must be a list of ids")
+    if "store" in meta:
+        _check_store_meta(meta["store"], lineno)
+
+
+def _check_store_meta(stored: Any, lineno: int) -> None:
+    if not isinstance(stored, dict):
+        raise _fail(lineno, "meta.store must be an object")
+    labels = stored.get("namespace")
+    if not isinstance(labels, list) or not labels:
+        raise _fail(lineno, "meta.store.namespace must be a non-empty list of labels")
+    for label in labels:
+        _check_str(label, lineno, "a label of meta.store.namespace", MAX_NAME_BYTES)
+    _check_str(stored.get("key"), lineno, "meta.store.key")
+    if not isinstance(stored.get("value"), dict):
+        raise _fail(lineno, "meta.store.value must be an object")
+    if "index" in stored and not isinstance(stored["index"], bool):
+        raise _fail(lineno, "meta.store.index must be true or false")
+    for name in _STORE_NUMBERS:
+        if stored.get(name) is not None and not _is_number(stored[name]):
+            raise _fail(lineno, f"meta.store.{name} must be a number or null")
+    for name in _STORE_INTS:
+        if name in stored and type(stored[name]) is not int:
+            raise _fail(lineno, f"meta.store.{name} must be an integer")
+
+
 def _check_vectors(data: dict[str, Any], lineno: int) -> None:
     dense = data.get("dense", [])
     if not isinstance(dense, list) or not all(_is_number(x) for x in dense):
@@ -151,6 +193,7 @@ def check_record(data: Any, lineno: int) -> MemoryRecord:
         _check_id(data["superseded_by"], lineno, "superseded_by")
     if not isinstance(data.get("meta", {}), dict):
         raise _fail(lineno, "meta must be an object")
+    _check_meta(data.get("meta", {}), lineno)
     _check_scalars(data, lineno)
     _check_vectors(data, lineno)
     try:

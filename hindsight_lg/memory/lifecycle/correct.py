@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hindsight_lg import telemetry
-from hindsight_lg.backends.base import Where
+from hindsight_lg.backends.base import Where, check_text
 from hindsight_lg.errors import ConflictError
 from hindsight_lg.memory.capture.writer import embed_records
 from hindsight_lg.model import (
@@ -228,6 +228,7 @@ def correct(
         ConflictError: a compare-and-swap kept losing.
     """
     f = factors or CorrectionFactors()
+    check_text(text or "", "the correction")
     text = (text or "").strip()
     if not text:
         raise ValueError("a correction needs the corrected text; it is empty")

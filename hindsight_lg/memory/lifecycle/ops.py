@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from hindsight_lg import telemetry
-from hindsight_lg.backends.base import Where, check_namespace
+from hindsight_lg._text import summarize
+from hindsight_lg.backends.base import Where, check_labels, check_namespace, check_text
 from hindsight_lg.errors import ConflictError
 from hindsight_lg.memory.capture.writer import embed_records
 from hindsight_lg.memory.lifecycle import _journal as journal
@@ -182,6 +183,8 @@ class Lifecycle:
             raise ValueError(
                 f"cannot update {sorted(unknown)}; allowed: {sorted(_UPDATABLE)}"
             )
+        if "content" in changes:
+            check_text(changes["content"], "content")
         with (
             telemetry.memory_span(
                 telemetry.UPDATE,
@@ -203,6 +206,8 @@ class Lifecycle:
             record.__post_init__()
             if "content" in changes:
                 record.dense = embed_records(self.embedder, [record.content])[0]
+                if "summary" not in changes:  # the old summary told the old text
+                    record.summary = summarize(record.content)
             record.version += 1
             self._save(
                 namespace,
@@ -234,8 +239,11 @@ class Lifecycle:
         curated knowledge.
         """
         check_namespace(namespace)
-        if not content or not content.strip():
+        check_text(content, "content")
+        if not content.strip():
             raise ValueError("content must be non-empty text")
+        check_labels(entities, "entities")
+        check_labels(source_ids or (), "source_ids")
         kind = Kind(kind)
         now = self.clock()
         record = MemoryRecord(

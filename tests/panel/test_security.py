@@ -75,8 +75,8 @@ def test_the_token_link_never_redirects_to_another_host(
     resp = guarded.get(f"{path}?token={TOKEN}", follow_redirects=False)
     location = resp.headers.get("location", "")
     assert resp.status_code in (303, 404) and not location.startswith(("//", "/\\"))
-    if resp.status_code == 303:
-        assert location.startswith("/") and "evil.com" not in location.split("/")[1]
+    if resp.status_code == 303:  # a path on this host, whatever it names
+        assert location.startswith("/") and location[1:2] not in ("/", "\\")
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
+from typing import Any
 
 from hindsight_lg._commands import (
     NOT_FOUND,
@@ -36,6 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=namespace_arg,
         help="one namespace (default: all)",
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="count what would go cold or be archived, change nothing",
+    )
     p.set_defaults(func=cmd_decay)
 
     p = sub.add_parser("restore", help="bring a cold or archived memory back")
@@ -65,6 +72,8 @@ def explain_tree(result: RecallResult) -> str:
         bar = " " if last else "│"
         for key in sorted(parts):
             lines.append(f"{bar}     {key:<14} {parts[key]:.3f}")
+        if m.id in result.wake:
+            lines.append(f"{bar}     cold, {result.wake[m.id]}")
     if result.cut:
         lines.append("└── cut")
         for mid, reason in list(result.cut.items())[:20]:
@@ -89,14 +98,69 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_decay(args: argparse.Namespace) -> int:
-    """Run decay and print the counts."""
+    """Run decay (or count it) and print the counts.
+
+    Decay is computed against now. On a store whose newest memory is older
+    than :data:`STALE_DAYS`, the whole gap counts as disuse: the command says
+    so on stderr, with the numbers of a dry run, before it changes anything.
+    """
     with open_memory(args, embeds=False) as memory:
-        moved = memory.decay(args.namespace)
+        stale = _stale_namespaces(memory, args.namespace)
+        moved = memory.decay(args.namespace, dry_run=bool(stale) or args.dry_run)
+        if stale:
+            print(_stale_warning(stale, moved, memory.clock()), file=sys.stderr)
+            if not args.dry_run:
+                moved = memory.decay(args.namespace)
+    done = (
+        ("would go cold", "would be archived")
+        if args.dry_run
+        else (
+            "went cold",
+            "archived",
+        )
+    )
     print(
-        f"checked {moved['checked']}: {moved['cold']} went cold, "
-        f"{moved['archived']} archived"
+        f"checked {moved['checked']}: {moved['cold']} {done[0]}, "
+        f"{moved['archived']} {done[1]}, {moved['kept']} weak but kept cold "
+        "(they matter)" + (" (dry run: nothing changed)" if args.dry_run else "")
     )
     return 0
+
+
+#: A namespace whose newest memory is older than this many days is "stale".
+STALE_DAYS = 30.0
+
+
+def _stale_namespaces(memory: Any, namespace: str | None) -> dict[str, float]:
+    """Namespaces whose newest memory is older than :data:`STALE_DAYS`: its age."""
+    now = memory.clock()
+    ages: dict[str, float] = {}
+    for ns in [namespace] if namespace else memory.namespaces():
+        newest = memory.list_memories(ns, history=True, limit=1)
+        if not newest:
+            continue
+        last = max(newest[0].event_time, newest[0].created_at)
+        age = (now - last) / 86400.0
+        if age > STALE_DAYS:
+            ages[ns] = age
+    return ages
+
+
+def _stale_warning(stale: dict[str, float], preview: dict[str, int], now: float) -> str:
+    """What decay will do to a store nobody has written to for months."""
+    names = ", ".join(f"{ns} ({age:.0f} days)" for ns, age in sorted(stale.items())[:5])
+    more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
+    today = datetime.fromtimestamp(now, UTC).date().isoformat()
+    return (
+        f"warning: the newest memory of {names}{more} is months old. Decay is "
+        f"computed against now ({today}), so the whole gap counts as disuse: "
+        f"{preview['cold']} of {preview['checked']} memories go cold, "
+        f"{preview['archived']} are archived, {preview['kept']} weak ones stay "
+        "cold because they matter. Cold memories are still recalled for a "
+        "question that bears on them directly; `hindsight-lg restore ID` brings "
+        "one back. Run with --dry-run to see the numbers without changing "
+        "anything."
+    )
 
 
 def cmd_restore(args: argparse.Namespace) -> int:

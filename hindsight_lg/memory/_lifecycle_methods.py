@@ -161,13 +161,18 @@ class LifecycleMethods:
     areject_lesson = in_thread(reject_lesson)
 
     def decay(
-        self, namespace: str | None = None, now: float | None = None
+        self,
+        namespace: str | None = None,
+        now: float | None = None,
+        *,
+        dry_run: bool = False,
     ) -> dict[str, int]:
-        """Move weak memories to cold and weak cold ones to archived.
+        """Move weak memories to cold and weak, unimportant cold ones to archived.
 
-        See :meth:`Lifecycle.decay <hindsight_lg.memory.lifecycle.Lifecycle.decay>`.
+        ``dry_run`` counts without changing anything. See
+        :meth:`Lifecycle.decay <hindsight_lg.memory.lifecycle.Lifecycle.decay>`.
         """
-        return self.lifecycle.decay(namespace, now)
+        return self.lifecycle.decay(namespace, now, dry_run=dry_run)
 
     def consolidate(
         self,

@@ -32,6 +32,7 @@ from hindsight_lg.memory._wiring import EngineParts, open_parts, open_uri
 from hindsight_lg.memory.durability import Spool
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult
+from hindsight_lg.memory.recall.wake import WakeRule
 from hindsight_lg.memory.requests import (
     capture_request,
     recall_request,
@@ -233,10 +234,20 @@ class HindsightMemory(LifecycleMethods):
         """
         vector = self.embedder.embed(["warm up"])[0]
         self.backend.search_dense(_WARM_UP_NAMESPACE, vector, Where(), limit=1)
+        _ = self.wake_rule  # measured on the embedder now, not at a recall
         if read_cache_of(self._store) is None:
             return  # no read cache (cache=False): nothing to load ahead
         for namespace in namespaces:
             self.backend.count(check_namespace(namespace), Where(statuses=()))
+
+    @property
+    def wake_rule(self) -> WakeRule:
+        """When a cold memory wakes for a query: floors measured on the embedder.
+
+        See :mod:`hindsight_lg.memory.recall.wake`; measured at the first
+        recall that needs it, or by :meth:`warm_up`.
+        """
+        return self._searcher.wake_rule
 
     # -- write -------------------------------------------------------------
 

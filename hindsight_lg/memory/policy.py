@@ -110,7 +110,13 @@ class Policy:
     # ("clearly irrelevant"); until then the token budget decides how many.
     stop_below: float = 0.1
     min_strength: float = 0.05
-    cold_wake_similarity: float = 0.85
+    # A cold memory wakes for a direct hit (see memory/recall/wake.py): its
+    # dense similarity clears a floor measured on the embedder (the cosine
+    # only this share of unrelated pairs reach), or a number set here; and it
+    # scores at least cold_wake_share of its path's best hit.
+    cold_wake_similarity: float | None = None
+    cold_wake_false_rate: float = 0.01
+    cold_wake_share: float = 0.9
     cold_wake_boost: float = 2.0
     recall_timeout_s: float = 0.2
     rrf_k: int = 60
@@ -121,6 +127,10 @@ class Policy:
     # Lifecycle
     cold_threshold: float = 0.15
     archive_threshold: float = 0.05
+    # Archiving needs weakness AND low importance: a weak memory is archived
+    # only when its lasting importance (memory/lifecycle/significance.py) is
+    # below this; what a person told about themselves stays cold instead.
+    archive_importance: float = 0.5
     reinforce_half_life_factor: float = 1.2
     consolidate_every: int = 500
     experience_confidence: float = 0.6

@@ -155,3 +155,77 @@ def test_consolidation_makes_one_semantic_memory_and_is_safe_twice(
     assert len(derived) == 4 and all(statuses[i] is Status.COLD for i in derived)
     assert sorted(semantic.source_ids) == ["d0", "d1", "d2", "d3"]
     assert semantic.tier.value == "semantic"
+
+
+def _decay_weekly(
+    memory: HindsightMemory, clock: FrozenClock, ns: str, days: int
+) -> None:
+    for _ in range(days // 7):
+        clock.advance(days=7)
+        memory.decay(ns)
+
+
+def test_weak_memories_that_matter_stay_cold_and_chatter_is_archived(
+    memory: HindsightMemory, clock: FrozenClock, namespace: str
+) -> None:
+    """Archiving needs weakness and low importance: after 200 days only chatter goes."""
+    said = {
+        "I'm allergic to peanuts.": Status.COLD,
+        "My sister Lena lives in Toronto.": Status.COLD,
+        "I take the 7:40 train every morning.": Status.COLD,
+        "haha that's so funny": Status.ARCHIVED,
+        "What's the weather in Paris tomorrow?": Status.ARCHIVED,
+    }
+    for text in said:
+        memory.capture(text, namespace=namespace)
+    _decay_weekly(memory, clock, namespace, 200)
+    rows = memory.list_memories(namespace, history=True)
+    assert {r.content: r.status for r in rows} == said
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "kept"),
+    [
+        ("I take the 7:40 train every morning.", Kind.EVENT, True),
+        ("我每天早上坐地铁上班。", Kind.EVENT, True),
+        ("My brother Sam got engaged yesterday!", Kind.EVENT, True),
+        ("Please remember that Leo is afraid of dogs.", Kind.EVENT, True),
+        ("我对花生过敏，这个很重要。", Kind.EVENT, True),
+        ("Always answer in French.", Kind.RULE, True),
+        ("I went to the cinema yesterday.", Kind.EVENT, False),
+        ("今天地铁好挤啊", Kind.EVENT, False),
+        ("ugh Mondays, am I right", Kind.EVENT, False),
+        ("哈哈哈太好笑了", Kind.EVENT, False),
+        ("Can you tell me a joke about cats", Kind.EVENT, False),
+        ("给我讲个笑话吧", Kind.EVENT, False),
+        ("What's the weather in Paris tomorrow?", Kind.QUERY, False),
+        ("I'm so stressed about work", Kind.EMOTION, False),
+    ],
+)
+def test_what_is_kept_from_archive_is_read_from_the_memory(
+    text: str, kind: Kind, kept: bool
+) -> None:
+    """Statements about the person and marked ones are kept; questions, chatter not."""
+    record = _record(content=text, kind=kind, importance=Policy().importance(kind))
+    assert (lifecycle.kept_from_archive(record, Policy()) is not None) == kept
+
+
+def test_a_memory_that_misled_can_be_archived_however_personal() -> None:
+    """weaken() lowers lasting importance too: a misleading memory may go."""
+    record = _record(content="I take the 7:40 train every morning.", status="cold")
+    lifecycle.weaken(record, 0.5, 0.0)
+    assert lifecycle.decay_status(record, Policy(), 400 * DAY) is Status.ARCHIVED
+
+
+def test_decay_dry_run_counts_without_changing_anything(
+    memory: HindsightMemory, clock: FrozenClock, namespace: str
+) -> None:
+    """decay(dry_run=True) returns the counts a real run then produces, writes nothing."""
+    memory.capture("what's the weather in Paris tomorrow?", namespace=namespace)
+    memory.capture("I'm allergic to peanuts.", namespace=namespace)
+    clock.advance(days=90)
+    before = [(r.id, r.status, r.version) for r in memory.list_memories(namespace)]
+    preview = memory.decay(namespace, dry_run=True)
+    after = [(r.id, r.status, r.version) for r in memory.list_memories(namespace)]
+    assert after == before and memory.decay(namespace) == preview
+    assert (preview["cold"], preview["checked"]) == (2, 2)

@@ -38,6 +38,7 @@ from hindsight_lg.model import (
     MemoryRecord,
     Scope,
     SourceKind,
+    Status,
     Tier,
     entity_id,
 )
@@ -382,18 +383,26 @@ class Lifecycle:
             return changed
 
     def decay(
-        self, namespace: str | None = None, now: float | None = None
+        self,
+        namespace: str | None = None,
+        now: float | None = None,
+        *,
+        dry_run: bool = False,
     ) -> dict[str, int]:
-        """Move weak memories to cold and weak cold ones to archived.
+        """Move weak memories to cold and weak, unimportant cold ones to archived.
 
         Args:
             namespace: one tenant, or every namespace when ``None``.
             now: the time to decay to (the engine clock by default).
+            dry_run: count what would move, change nothing.
 
         Returns:
-            Counts of memories that went ``cold`` and ``archived``.
+            Counts: ``checked`` memories, those that went (or would go)
+            ``cold`` and ``archived``, and ``kept``: cold memories weak
+            enough to archive that stay cold because they matter
+            (:func:`~.strength.kept_from_archive`).
         """
-        moved = {"cold": 0, "archived": 0, "checked": 0}
+        moved = {"cold": 0, "archived": 0, "kept": 0, "checked": 0}
         when = self.clock() if now is None else now
         for ns in [namespace] if namespace else self.backend.namespaces():
             with (
@@ -403,20 +412,33 @@ class Lifecycle:
                 self._locked(ns),
             ):
                 rows = self.backend.query(
-                    ns, Where(statuses=("active", "cold")), limit=10**7, vectors=True
+                    ns,
+                    Where(statuses=("active", "cold")),
+                    limit=10**7,
+                    vectors=not dry_run,
                 )
-                changed = []
-                for r in rows:
-                    target = lifecycle.decay_status(r, self.policy, when)
-                    if target is not None:
-                        r.status, r.version = target, r.version + 1
-                        moved[target.value] += 1
-                        changed.append(r)
+                changed = self._decayed(rows, when, moved)
                 moved["checked"] += len(rows)
-                if changed:
+                if changed and not dry_run:
                     self._save(ns, changed, "decay")
                 span.set_attribute("hindsight.moved", len(changed))
+                span.set_attribute("hindsight.dry_run", dry_run)
         return moved
+
+    def _decayed(
+        self, rows: Sequence[MemoryRecord], when: float, moved: dict[str, int]
+    ) -> list[MemoryRecord]:
+        """The rows whose status decay changes (changed in place), counted."""
+        changed = []
+        for r in rows:
+            target = lifecycle.decay_status(r, self.policy, when)
+            if target is not None:
+                r.status, r.version = target, r.version + 1
+                moved[target.value] += 1
+                changed.append(r)
+            elif r.status is Status.COLD and r.strength < self.policy.archive_threshold:
+                moved["kept"] += 1
+        return changed
 
     def consolidate(
         self,

@@ -4,21 +4,23 @@ Pure functions over records; :class:`~hindsight_lg.memory.engine.HindsightMemory
 does the reading and writing. A memory's *strength* is how available it is:
 it falls with time since last use (at the record's half-life), is held up by
 importance, and is raised by successful recalls. Below ``policy.cold_threshold``
-an active memory goes cold (recalled only when woken by a close match); below
-``policy.archive_threshold`` a cold one is archived (soft-deleted, restorable).
+an active memory goes cold (recalled only when a query bears on it directly,
+see :mod:`hindsight_lg.memory.recall.wake`). A cold one is archived
+(soft-deleted, restorable) only when it is both weak, below
+``policy.archive_threshold``, and of low lasting importance, below
+``policy.archive_importance`` (:mod:`.significance`): what a person told about
+themselves stays cold, never archived, however long it goes unused.
 """
 
 from __future__ import annotations
 
 import math
 
+from hindsight_lg.memory.lifecycle.significance import PINNED_KEY, lasting_importance
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.model import Kind, MemoryRecord, Status
 
 _DAY = 86400.0
-#: ``record.meta[PINNED_KEY]``: an item an application stored explicitly
-#: (``HindsightStore.put``); decay leaves it active, its TTL expires it.
-PINNED_KEY = "pinned"
 _MAX_HALF_LIFE_FACTOR = 10.0
 
 
@@ -83,7 +85,8 @@ def decay_status(record: MemoryRecord, policy: Policy, now: float) -> Status | N
     """The status a record should move to now, or ``None`` to stay.
 
     Superseded, archived and deleted memories are history: decay leaves them,
-    and pinned ones (put explicitly by an application) too.
+    and pinned ones (put explicitly by an application) too. A weak cold
+    memory that matters (:func:`kept_from_archive`) stays cold.
     """
     value = strength(record, now)
     record.strength = value
@@ -91,9 +94,28 @@ def decay_status(record: MemoryRecord, policy: Policy, now: float) -> Status | N
         return None
     if record.status is Status.ACTIVE and value < policy.cold_threshold:
         return Status.COLD
-    if record.status is Status.COLD and value < policy.archive_threshold:
+    if (
+        record.status is Status.COLD
+        and value < policy.archive_threshold
+        and kept_from_archive(record, policy) is None
+    ):
         return Status.ARCHIVED
     return None
+
+
+def kept_from_archive(record: MemoryRecord, policy: Policy) -> str | None:
+    """Why a weak memory is not archived (it matters), or ``None`` if it may be.
+
+    Example:
+        >>> rule = MemoryRecord(namespace="u", content="Answer in French",
+        ...                     kind=Kind.RULE, importance=0.9)
+        >>> kept_from_archive(rule, Policy())
+        'a rule, lasting importance 0.90'
+    """
+    value, why = lasting_importance(record, policy)
+    if value < policy.archive_importance:
+        return None
+    return f"{why}, lasting importance {value:.2f}"
 
 
 def restore(record: MemoryRecord, now: float) -> MemoryRecord:

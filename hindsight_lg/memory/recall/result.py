@@ -259,6 +259,9 @@ class RecallResult:
     cut: dict[str, str] = field(default_factory=dict)
     timed_out: bool = False
     explanation: dict[str, dict[str, float]] | None = None
+    #: With ``explain``: for each cold memory a path found, whether it woke
+    #: and why (``"woken: dense 0.61 >= floor 0.26 and >= 0.9 x best 0.61"``).
+    wake: dict[str, str] = field(default_factory=dict)
 
     @property
     def ids(self) -> list[str]:

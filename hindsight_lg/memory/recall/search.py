@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hindsight_lg import telemetry
@@ -34,6 +35,7 @@ from hindsight_lg.memory.recall.trace import (
     rerank_inputs,
     rerank_outputs,
 )
+from hindsight_lg.memory.recall.wake import WakeRule, rule_for, wakes
 from hindsight_lg.memory.requests import RecallRequest
 from hindsight_lg.model import Kind, Status, entity_id
 
@@ -48,15 +50,19 @@ class RecallContext:
         request: the checked recall.
         probe: what the query (and its context) asks about.
         active: active memories the reader may see, strong enough to recall.
-        wake: active and cold ones: a dense hit close enough wakes a cold memory.
+        wake: active and cold ones: a direct hit wakes a cold memory.
+        cold: cold ones only (the lexical path's second search).
         limit: candidates each path returns at most.
+        woken: for each cold memory a path found, whether it woke and why.
     """
 
     request: RecallRequest
     probe: Probe
     active: Where
     wake: Where
+    cold: Where
     limit: int
+    woken: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, request: RecallRequest, policy: Policy) -> RecallContext:
@@ -69,6 +75,7 @@ class RecallContext:
                 statuses=("active",), reader=reader, min_strength=policy.min_strength
             ),
             wake=Where(statuses=("active", "cold"), reader=reader),
+            cold=Where(statuses=("cold",), reader=reader),
             limit=policy.candidates_per_path,
         )
 
@@ -92,6 +99,16 @@ class Searcher:
         self.embedder = embedder
         self.policy = policy
         self.reranker = reranker
+        self._wake_rule: WakeRule | None = None
+        self._wake_lock = threading.Lock()
+
+    @property
+    def wake_rule(self) -> WakeRule:
+        """When cold memories wake, measured on the embedder at first use."""
+        with self._wake_lock:
+            if self._wake_rule is None:
+                self._wake_rule = rule_for(self.embedder, self.policy)
+            return self._wake_rule
 
     def recall(self, request: RecallRequest) -> RecallResult:
         """A full recall (see :meth:`HindsightMemory.recall`)."""
@@ -115,6 +132,10 @@ class Searcher:
             cut=cut if request.explain else {},
         )
         if request.explain:
+            result.wake = dict(ctx.woken)
+            for memory_id, reason in ctx.woken.items():
+                if memory_id not in pool:
+                    result.cut.setdefault(memory_id, f"cold, {reason}")
             result.explanation = {
                 c.record.id: {
                     **c.paths,
@@ -140,9 +161,22 @@ class Searcher:
             vector = self.embedder.embed([probe.text])[0]
         dense = self._dense(ctx, vector)
         lexical = self._lexical(ctx, list(probe.terms))
+        sleeping = self._lexical(
+            ctx, list(probe.terms), path="lexical-cold", where=ctx.cold
+        )
         names, more_dense, more_lexical = self._coreference(ctx)
-        self._add(pool, "dense", best_of(dense, more_dense))
-        self._add(pool, "lexical", best_of(lexical, more_lexical))
+        found = {
+            "dense": best_of(dense, more_dense),
+            "lexical": best_of(lexical, more_lexical, sleeping),
+        }
+        woken = self._wake(ctx, found)
+        for path, hits in found.items():
+            awake = [
+                h
+                for h in hits
+                if h.record.status is Status.ACTIVE or h.record.id in woken
+            ]
+            self._add(pool, path, awake)
         if probe.entities:
             ent_terms = lexical_terms(" ".join(probe.entities))
             self._add(pool, "entity", self._lexical(ctx, ent_terms, path="entity"))
@@ -236,23 +270,50 @@ class Searcher:
             hits = self.backend.search_dense(
                 ctx.namespace, vector, ctx.wake, limit=ctx.limit
             )
-            keep = [
-                h
-                for h in hits
-                if h.record.status is Status.ACTIVE
-                or h.score >= self.policy.cold_wake_similarity
-            ]
-            span.set_attribute("hindsight.count", len(keep))
-            return keep
+            span.set_attribute("hindsight.count", len(hits))
+            return hits
+
+    def _wake(self, ctx: RecallContext, found: dict[str, list[Hit]]) -> set[str]:
+        """The cold memories ``found`` that wake (see :mod:`.wake`).
+
+        ``ctx.woken`` gets, for every cold memory a path found, why it woke
+        or why it did not.
+        """
+        floors = {
+            "dense": self.wake_rule.floor(ctx.probe.text),
+            "lexical": self.policy.lexical_score_floor,
+        }
+        share = self.policy.cold_wake_share
+        woken: set[str] = set()
+        why: dict[str, list[str]] = defaultdict(list)
+        for path, hits in found.items():
+            best = max((h.score for h in hits), default=0.0)
+            for h in hits:
+                if h.record.status is not Status.COLD:
+                    continue
+                ok, reason = wakes(h.score, best, floors[path], share)
+                why[h.record.id].append(f"{path} {reason}")
+                if ok:
+                    woken.add(h.record.id)
+        for memory_id, parts in why.items():
+            said = "woken" if memory_id in woken else "not woken"
+            ctx.woken[memory_id] = f"{said}: " + "; ".join(parts)
+        if woken:
+            telemetry.current_span().set_attribute("hindsight.woken", sorted(woken))
+        return woken
 
     def _lexical(
-        self, ctx: RecallContext, terms: list[str], path: str = "lexical"
+        self,
+        ctx: RecallContext,
+        terms: list[str],
+        path: str = "lexical",
+        where: Where | None = None,
     ) -> list[Hit]:
         with telemetry.memory_span(
             telemetry.RECALL_LEXICAL, kind=telemetry.RETRIEVER, path=path, terms=terms
         ) as span:
             hits = self.backend.search_lexical(
-                ctx.namespace, terms, ctx.active, limit=ctx.limit
+                ctx.namespace, terms, where or ctx.active, limit=ctx.limit
             )
             span.set_attribute("hindsight.count", len(hits))
             return hits

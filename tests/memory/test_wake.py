@@ -1,0 +1,123 @@
+"""Cold memories wake for a direct question, by a rule measured on the embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight_lg import HindsightMemory, Policy, Status
+from hindsight_lg.backends.base import MemoryBackend
+from hindsight_lg.embeddings import FlagEmbeddingEmbedder
+from hindsight_lg.memory.recall.wake import PAIRS, measure, wakes
+from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
+
+TOLD = [
+    "My sister Lena lives in Toronto with her two kids.",
+    "I'm allergic to peanuts.",
+    "I prefer jasmine tea over coffee.",
+    "我女儿叫小雨，今年六岁。",
+    "我对花生过敏。",
+]
+
+
+def _cold_store(memory: HindsightMemory, clock: FrozenClock, ns: str) -> None:
+    for text in TOLD:
+        memory.capture(text, namespace=ns)
+    clock.advance(days=300)
+    memory.decay(ns)
+    assert {r.status for r in memory.list_memories(ns, history=True)} == {Status.COLD}
+
+
+@pytest.fixture
+def minilm_memory_in_ram(
+    minilm: FlagEmbeddingEmbedder, clock: FrozenClock
+) -> HindsightMemory:
+    backend = InMemoryBackend()
+    backend.setup(dim=minilm.dim, model_id=minilm.model_id)
+    return HindsightMemory(backend, minilm, clock=clock)
+
+
+def test_the_floors_sit_above_the_embedders_unrelated_pairs(
+    minilm: FlagEmbeddingEmbedder,
+) -> None:
+    """Each script's floor is mu + 2.33 sigma of its unrelated pairs, per embedder."""
+    for embedder in (minilm, HashingEmbedder()):
+        rule = measure(embedder, 0.01)
+        assert rule.unrelated is not None and set(rule.floors) == set(PAIRS)
+        for script, (mu, sigma) in rule.unrelated.items():
+            assert rule.floors[script] == pytest.approx(mu + 2.3263 * sigma, abs=2e-3)
+    # MiniLM tells Chinese sentences apart far worse than English ones.
+    minilm_rule = measure(minilm, 0.01)
+    assert minilm_rule.floors["cjk"] > minilm_rule.floors["latin"] + 0.3
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Where does my sister Lena live?", "Toronto"),
+        ("Am I allergic to anything?", "peanuts"),
+        ("Do I drink tea or coffee?", "jasmine"),
+        ("我女儿叫什么名字？", "小雨"),
+        ("我对什么过敏？", "花生"),
+    ],
+)
+def test_a_direct_question_wakes_its_cold_memory_with_minilm(
+    minilm_memory_in_ram: HindsightMemory,
+    clock: FrozenClock,
+    namespace: str,
+    question: str,
+    answer: str,
+) -> None:
+    """With every memory cold, a direct question still gets its answer first."""
+    _cold_store(minilm_memory_in_ram, clock, namespace)
+    result = minilm_memory_in_ram.recall(question, namespace=namespace, timeout=None)
+    assert result.memories and answer in result.records[0].content
+
+
+def test_a_question_nothing_bears_on_wakes_nothing(
+    minilm_memory_in_ram: HindsightMemory, clock: FrozenClock, namespace: str
+) -> None:
+    """An unrelated question leaves cold memories asleep, and explain says why."""
+    _cold_store(minilm_memory_in_ram, clock, namespace)
+    result = minilm_memory_in_ram.recall(
+        "What is the capital of Peru?", namespace=namespace, explain=True, timeout=None
+    )
+    assert result.memories == []
+    assert result.wake and all(r.startswith("not woken") for r in result.wake.values())
+    assert all(result.cut[i].startswith("cold, not woken") for i in result.wake)
+
+
+def test_explain_says_which_path_woke_a_memory(
+    backend: MemoryBackend, hashing: HashingEmbedder, clock: FrozenClock, namespace: str
+) -> None:
+    """A woken memory's reason names its path, score, floor and the best hit."""
+    with HindsightMemory(backend, hashing, clock=clock) as memory:
+        _cold_store(memory, clock, namespace)
+        result = memory.recall(
+            "Where does Lena live?", namespace=namespace, explain=True, timeout=None
+        )
+    top = result.memories[0]
+    assert "Toronto" in top.record.content and top.record.status is Status.COLD
+    assert result.wake[top.id].startswith("woken: ")
+    assert "floor" in result.wake[top.id] and "x best" in result.wake[top.id]
+
+
+def test_a_fixed_similarity_in_the_policy_replaces_the_measured_floor(
+    clock: FrozenClock, namespace: str
+) -> None:
+    """policy.cold_wake_similarity set to a number is the floor for every script."""
+    policy = Policy(cold_wake_similarity=0.99, lexical_score_floor=1e9)
+    with HindsightMemory(
+        InMemoryBackend(), HashingEmbedder(), policy=policy, clock=clock
+    ) as memory:
+        assert memory.wake_rule.floors == {"latin": 0.99, "cjk": 0.99}
+        _cold_store(memory, clock, namespace)
+        result = memory.recall(
+            "Where does Lena live?", namespace=namespace, timeout=None
+        )
+    assert result.memories == []
+
+
+def test_a_top_hit_must_also_be_near_the_best() -> None:
+    """Clearing the floor is not enough: the hit must reach the share of the best."""
+    assert wakes(0.5, 0.9, 0.3, 0.9)[0] is False
+    assert wakes(0.85, 0.9, 0.3, 0.9)[0] is True

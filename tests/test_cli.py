@@ -511,3 +511,26 @@ def test_consolidate_with_nothing_to_cluster_says_why(
     assert "(0 semantic memories)" in second.out
     assert "nothing to consolidate: no group of 3 or more active episodes" in second.err
     assert "nothing to consolidate" not in first.err or "(0 " in first.out
+
+
+def test_decay_on_a_months_old_store_warns_and_recall_still_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo store is months old: decay says so, --dry-run changes nothing, and
+    recall still answers a direct question after the real run."""
+    db = str(tmp_path / "demo.db")
+    store = ["--uri", db, "--embedder", "hashing"]
+    run(capsys, "demo", *store)
+    listing = ["list", "-n", "demo-user", "--history", *store]
+    before = run(capsys, *listing)
+    assert 0 == main(["decay", *store, "--dry-run"])
+    dry = capsys.readouterr()
+    assert "months old" in dry.err and "computed against now" in dry.err
+    assert "would go cold" in dry.out and "nothing changed" in dry.out
+    assert run(capsys, *listing) == before
+    assert 0 == main(["decay", *store])
+    done = capsys.readouterr()
+    cold = int(re.search(r"(\d+) went cold", done.out).group(1))  # type: ignore[union-attr]
+    assert cold > 0 and "months old" in done.err
+    answer = run(capsys, "recall", "Where does Maya work?", "-n", "demo-user", *store)
+    assert "Lumen Labs" in answer

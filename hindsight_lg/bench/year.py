@@ -24,16 +24,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hindsight_lg.backends.base import MemoryBackend
-from hindsight_lg.embeddings.base import Embedder
-from hindsight_lg.memory.engine import HindsightMemory
+from hindsight_lg.backends import MemoryBackend
+from hindsight_lg.embeddings import Embedder
+from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.model import MemoryRecord, Status
-from hindsight_lg.testing import FrozenClock
 
 DAY = 86400.0
 #: 2025-01-06T09:00Z, a Monday: day 0 of every simulated year.
 YEAR_START = 1_736_154_000.0
 SEASONS = (0, 91, 182, 273)
+
+
+class Clock:
+    """The simulation's clock: "now" is whatever the script set."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,14 +249,14 @@ class Outcome:
         return sum(status != "active" for status in self.faded.values())
 
 
-Opener = Callable[[FrozenClock], HindsightMemory]
+Opener = Callable[[Clock], HindsightMemory]
 
 
 def lite_opener(folder: str | Path, embedder: Embedder) -> Opener:
     """Open the simulation's Milvus Lite file in ``folder`` (no spool)."""
     uri = str(Path(folder) / "year.db")
 
-    def open_memory(clock: FrozenClock) -> HindsightMemory:
+    def open_memory(clock: Clock) -> HindsightMemory:
         return HindsightMemory.from_uri(
             uri, embedder=embedder, clock=clock, spool=None, warm_up=False
         )
@@ -263,7 +272,7 @@ def shared_opener(backend: MemoryBackend, embedder: Embedder) -> Opener:
     memo of the engine but not the store.
     """
 
-    def open_memory(clock: FrozenClock) -> HindsightMemory:
+    def open_memory(clock: Clock) -> HindsightMemory:
         return HindsightMemory(backend, embedder, clock=clock)
 
     return open_memory
@@ -280,7 +289,7 @@ def play(
 ) -> Outcome:
     """Play ``persona``'s year and question the memory at its end."""
     ns = namespace or persona.name
-    clock = FrozenClock(YEAR_START)
+    clock = Clock(YEAR_START)
     talk = set(persona.days())
     memory = open_memory(clock)
     try:

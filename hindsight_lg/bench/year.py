@@ -8,8 +8,8 @@ one-off questions and chit-chat: these must have faded. Some change an earlier
 statement: the current one must come first and the old one must not stay
 active. The year is played on one store that is closed and reopened between
 seasons, with ``decay()`` every week as a scheduled job would run it and no
-recall in between; a session of the first season is replayed later (the same
-script run again).
+recall in between; on one day late in the year the whole script so far is run
+again (a replay: the same sessions on the same store).
 
 ``tests/memory/test_year.py`` asserts on it; ``benchmarks/year_simulation.py``
 prints the counts.
@@ -88,26 +88,29 @@ class Persona:
     keeps: tuple[Keep, ...]
     fades: tuple[Fade, ...]
     changes: tuple[Change, ...] = ()
-    #: day of the first season's session (a day some statements were made on)
-    #: that is replayed, and the day it is replayed on.
-    replay: tuple[int, int] | None = None
+    #: The day the script so far is run again, in order, on the same store
+    #: (old opinions, then their changes): it must converge, not duplicate.
+    replay: int | None = None
 
     def said_on(self, day: int) -> list[str]:
         """What the person says on ``day``, in script order."""
+        if day == self.replay:
+            return [line for d in self.days() if d < day for line in self._said(d)]
+        return self._said(day)
+
+    def _said(self, day: int) -> list[str]:
         lines = [k.text for k in self.keeps if k.day == day]
         lines += [f.text for f in self.fades if f.day == day]
         lines += [c.old for c in self.changes if c.old_day == day]
         lines += [c.new for c in self.changes if c.day == day]
-        if self.replay and day == self.replay[1]:
-            lines += self.said_on(self.replay[0])
         return lines
 
     def days(self) -> list[int]:
         """The days on which the person says something."""
         found = {k.day for k in self.keeps} | {f.day for f in self.fades}
         found |= {c.old_day for c in self.changes} | {c.day for c in self.changes}
-        if self.replay:
-            found.add(self.replay[1])
+        if self.replay is not None:
+            found.add(self.replay)
         return sorted(found)
 
 
@@ -189,7 +192,7 @@ MAYA = Persona(
             "Redis is fine",
         ),
     ),
-    replay=(45, 250),
+    replay=250,
 )
 
 WEI = Persona(
@@ -222,7 +225,7 @@ WEI = Persona(
             "深圳",
         ),
     ),
-    replay=(20, 260),
+    replay=260,
 )
 
 PERSONAS = (MAYA, WEI)

@@ -117,6 +117,9 @@ class Policy:
     cold_wake_similarity: float | None = None
     cold_wake_false_rate: float = 0.01
     cold_wake_share: float = 0.9
+    # Episodes consolidation moved cold (at full strength) are answered for
+    # by their summary: they wake only for a near-duplicate dense match.
+    consolidated_wake_similarity: float = 0.85
     cold_wake_boost: float = 2.0
     recall_timeout_s: float = 0.2
     rrf_k: int = 60

@@ -286,12 +286,20 @@ class Searcher:
         share = self.policy.cold_wake_share
         woken: set[str] = set()
         why: dict[str, list[str]] = defaultdict(list)
+        summarised = {
+            "dense": max(floors["dense"], self.policy.consolidated_wake_similarity),
+            "lexical": float("inf"),
+        }
         for path, hits in found.items():
             best = max((h.score for h in hits), default=0.0)
             for h in hits:
                 if h.record.status is not Status.COLD:
                     continue
-                ok, reason = wakes(h.score, best, floors[path], share)
+                # Cold at full strength: consolidation summarised it (decay
+                # only moves weak memories); its summary answers for it.
+                weak = h.record.strength < self.policy.cold_threshold
+                floor = floors[path] if weak else summarised[path]
+                ok, reason = wakes(h.score, best, floor, share)
                 why[h.record.id].append(f"{path} {reason}")
                 if ok:
                     woken.add(h.record.id)

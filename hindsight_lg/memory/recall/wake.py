@@ -27,6 +27,11 @@ both measured floors (the design's seed was 0.85, calibrated to bge-m3).
 2. and it is a top hit: at least ``policy.cold_wake_share`` (0.9) of the best
    score that path gave any memory, active or cold, in this recall.
 
+Episodes that consolidation moved cold are not weak (decay moves only memories
+whose strength fell below ``policy.cold_threshold``; consolidation leaves theirs
+as it was): their semantic summary answers for them, so they wake only for a
+near-duplicate dense match, ``policy.consolidated_wake_similarity`` (0.85).
+
 The second condition keeps a cold memory that is merely on the topic asleep
 while a better match exists; the first keeps a store of only cold memories
 from waking its best hit for a question it does not answer. The lexical path

@@ -8,6 +8,10 @@ import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hindsight_lg.bench.scale import ScaleConfig
 
 DEFAULT_DATA = "../shared/data/locomo/locomo10.json"
 
@@ -53,6 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--captures", type=int, default=600, help="captured per size")
     p.add_argument(
         "--no-cli", action="store_true", help="skip timing the CLI's start-up"
+    )
+    p.add_argument(
+        "--uri",
+        help="a Milvus server (http://host:19530): run every size there, in "
+        "fresh collections dropped afterwards",
+    )
+    p.add_argument(
+        "--server-dir", help="the server's data folder, to report its disk use"
     )
     p.set_defaults(func=cmd_scale)
 
@@ -131,11 +143,33 @@ def cmd_scale(args: argparse.Namespace) -> int:
         out=Path(args.out),
         captures=args.captures,
         single=args.single,
-        cli=not args.no_cli,
+        cli=not args.no_cli and not args.uri,
     )
+    if args.uri:
+        return _server_scale(args, cfg)
     run = run_scale(cfg)
     report = write_scale_report(cfg, run, _command_line())
     print(summary(cfg, run))
+    print(f"\nreport: {report}")
+    return 0
+
+
+def _server_scale(args: argparse.Namespace, cfg: ScaleConfig) -> int:
+    from hindsight_lg.bench.server_report import server_summary, write_server_report
+    from hindsight_lg.bench.server_scale import ServerConfig, run_server_scale
+
+    if "://" not in args.uri:
+        raise SystemExit("error: --uri takes a server address (http://host:19530)")
+    if args.out == "bench-out/scale":
+        cfg = replace(cfg, out=Path("bench-out/scale-server"))
+    server = ServerConfig(
+        args.uri,
+        replace(cfg, single=0),
+        server_dir=Path(args.server_dir) if args.server_dir else None,
+    )
+    run = run_server_scale(server)
+    report = write_server_report(server, run, _command_line())
+    print(server_summary(run))
     print(f"\nreport: {report}")
     return 0
 

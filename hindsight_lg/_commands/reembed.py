@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from hindsight_lg._commands import CommandError, check_uri, embedder_named
 
@@ -24,11 +25,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=_prefix,
         help="collection prefix: letters, digits, underscores (default hindsight)",
     )
-    p.add_argument(
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument(
         "--to",
-        required=True,
         metavar="MODEL",
         help="hashing, hashing-DIM, minilm, bge-m3 or a model directory",
+    )
+    which.add_argument(
+        "--migrate",
+        action="store_true",
+        help="copy into collections of the current schema (on a server: "
+        "partitioned by namespace where it supports that), vectors kept",
     )
     p.set_defaults(func=cmd_reembed)
 
@@ -55,16 +62,32 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     if args.uri == ":memory:":
         raise CommandError("reembed needs a Milvus store (a file or a server)")
     check_uri(args.uri, create=False)
-    embedder = _embedder(args.to)
 
     def progress(done: int, total: int) -> None:
-        print(f"\rre-embedded {done}/{total} namespaces", end="", file=sys.stderr)
+        print(f"\rcopied {done}/{total} namespaces", end="", file=sys.stderr)
+
+    if args.migrate:
+        return _migrate(args, progress)
+    embedder = _embedder(args.to)
 
     report = reembed(args.uri, to=embedder, prefix=args.prefix, progress=progress)  # type: ignore[arg-type]
     print(file=sys.stderr)
     print(
         f"{report.records} records, {report.edges} edges, {report.audit} audit "
         f"entries re-embedded into {report.new_prefix} with {args.to}; "
+        f"{report.old_prefix} is kept (drop it once satisfied)"
+    )
+    return 0
+
+
+def _migrate(args: argparse.Namespace, progress: Callable[[int, int], None]) -> int:
+    from hindsight_lg.backends import migrate_generation
+
+    report = migrate_generation(args.uri, prefix=args.prefix, progress=progress)
+    print(file=sys.stderr)
+    print(
+        f"{report.records} records, {report.edges} edges, {report.audit} audit "
+        f"entries copied into {report.new_prefix} (vectors kept); "
         f"{report.old_prefix} is kept (drop it once satisfied)"
     )
     return 0

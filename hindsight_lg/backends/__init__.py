@@ -55,7 +55,7 @@ def copy_generation(
     *,
     dim: int,
     model_id: str,
-    revector: Revector,
+    revector: Revector | None,
     token: str = "",
     prefix: str = "hindsight",
     progress: Callable[[int, int], None] | None = None,
@@ -79,6 +79,24 @@ def copy_generation(
     )
 
 
+def migrate_generation(
+    uri: str,
+    *,
+    token: str = "",
+    prefix: str = "hindsight",
+    progress: Callable[[int, int], None] | None = None,
+) -> CopyReport:
+    """Copy a Milvus store into collections of the current schema, same vectors.
+
+    See :func:`hindsight_lg.backends.milvus.generations.migrate_generation`.
+    """
+    if uri == ":memory:":
+        raise ValueError("migrating needs a Milvus store (a file or a server)")
+    from hindsight_lg.backends.milvus.generations import migrate_generation as copy
+
+    return copy(uri, token=token, prefix=prefix, progress=progress)
+
+
 __all__ = [
     "CachedBackend",
     "Capabilities",
@@ -95,6 +113,7 @@ __all__ = [
     "check_namespace",
     "check_text",
     "copy_generation",
+    "migrate_generation",
     "open_backend",
     "open_handle",
     "read_cache_of",

@@ -270,8 +270,14 @@ def measure(
     folder: Path,
     progress: Callable[[str], None],
     namespaces: int | None = None,
+    open_raw: Callable[[Path], Any] | None = None,
 ) -> ScaleRow:
-    """Build ``size`` memories in a fresh Milvus Lite file and time capture and recall."""
+    """Build ``size`` memories in a fresh store and time capture and recall.
+
+    The store is a fresh Milvus Lite file in ``folder`` unless ``open_raw``
+    opens another one (a server's collections under a fresh prefix, say);
+    the capture spool always lives in ``folder``.
+    """
     from hindsight_lg import HindsightMemory
     from hindsight_lg.backends import CachedBackend, with_read_cache
     from hindsight_lg.backends.milvus import MilvusBackend
@@ -280,7 +286,7 @@ def measure(
     row = ScaleRow(size, namespaces=namespaces or cfg.namespaces)
     db = folder / f"scale-{size}-{row.namespaces}"
     db.mkdir()
-    raw = MilvusBackend(str(db / "memory.db"))
+    raw = open_raw(db) if open_raw else MilvusBackend(str(db / "memory.db"))
     # Time the engine's own read cache too: wrap it, not the raw store.
     cache = with_read_cache(raw)
     timed = TimedBackend(cache)

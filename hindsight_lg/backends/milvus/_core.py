@@ -130,6 +130,9 @@ class MilvusCore:
 
     uri: str
     is_lite: bool
+    # Partitions a server collection hashes tenants into (see _setup._tenancy);
+    # 0 keeps the plain scalar filter.
+    tenant_partitions: int = 64
     prefix: str
     active_prefix: str
     timeout: float | None

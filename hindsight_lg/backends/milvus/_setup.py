@@ -114,6 +114,7 @@ class SetupOps(MilvusCore):
         present = set(self._call("listing collections", self._client.list_collections))
         self.active_prefix = self.read_pointer(present)
         if self.memories not in present:
+            self._choose_tenancy(present)
             self._create_memories(dim)
         for kind, builder in (
             ("edges", self._edges_schema),
@@ -128,10 +129,23 @@ class SetupOps(MilvusCore):
         ):
             self._load(name, verify=False)  # _check_rows verifies all four
         self._check_rows()
-        self._check_model(dim, model_id)
+        fields = self._fields_of_memories()
+        tenancy = "partition_key" if _partition_key(fields) else "filter"
+        stored = self._check_model(dim, model_id, tenancy)
         self.capabilities = Capabilities(
-            bm25=self._has_bm25(), name=self.capabilities.name
+            bm25=any(f.get("name") == "sparse" for f in fields),
+            name=self.capabilities.name,
         )
+        if not self.is_lite and "tenancy" not in stored and tenancy == "filter":
+            # Made before tenancy partitions were chosen at creation.
+            telemetry.get_logger().warning(
+                "milvus_tenants_not_partitioned",
+                collection=self.memories,
+                hint="every search filters the whole collection by namespace; "
+                "`hindsight-lg reembed --migrate --uri ...` copies the store "
+                "into collections partitioned by namespace (vectors kept) "
+                "where the server supports it",
+            )
 
     def _load(self, name: str, *, verify: bool = True) -> None:
         """Load a collection; on Milvus Lite, repair a torn index file once.
@@ -211,7 +225,7 @@ class SetupOps(MilvusCore):
         s = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
         s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
         s.add_field("id", DataType.VARCHAR, max_length=64)
-        s.add_field("namespace", DataType.VARCHAR, max_length=512)
+        s.add_field("namespace", DataType.VARCHAR, max_length=512, **self._tenancy())
         for name in ("agent_id", "thread_id"):
             s.add_field(name, DataType.VARCHAR, max_length=512)
         for name in ("scope", "tier", "kind", "status"):
@@ -232,7 +246,8 @@ class SetupOps(MilvusCore):
         s = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
         s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
         for name, length in fields:
-            s.add_field(name, DataType.VARCHAR, max_length=length)
+            extra = self._tenancy() if name == "namespace" else {}
+            s.add_field(name, DataType.VARCHAR, max_length=length, **extra)
         s.add_field("at", DataType.DOUBLE)
         s.add_field("doc", DataType.JSON)
         s.add_field("stub", DataType.FLOAT_VECTOR, dim=2)
@@ -254,7 +269,76 @@ class SetupOps(MilvusCore):
         index.add_index("stub", index_type="FLAT", metric_type="L2")
         self._create(name, schema, index)
 
+    def _tenancy(self) -> dict[str, Any]:
+        """Field options that make ``namespace`` the partition key, on a server.
+
+        Milvus hashes a partition key into a fixed set of partitions and
+        prunes a ``namespace == ...`` filter to the one partition that holds
+        the tenant, so a search or query touches 1/``partitions`` of the
+        collection instead of filtering every row: the mechanism Milvus gives
+        for thousands of tenants in one collection. Milvus Lite keeps the
+        plain field (one process, and the read cache serves each tenant).
+        """
+        return {"is_partition_key": True} if self._partitions else {}
+
+    @property
+    def _partitions(self) -> int:
+        return 0 if self.is_lite else self.tenant_partitions
+
+    def _choose_tenancy(self, present: set[str]) -> None:
+        """Before creating a store's collections, check the server's partition keys.
+
+        Milvus 2.3.5 routes an *upserted* row to another partition than the
+        one a ``namespace == ...`` filter reads (an inserted row lands right),
+        so every record written by upsert would vanish from its tenant's
+        reads. One throwaway collection tells: upsert rows, read one tenant
+        back. Where it fails, the store keeps the plain field (a warning says
+        why); a store whose collections exist keeps the schema it has.
+        """
+        if not self._partitions:
+            return
+        if not self._upsert_keeps_partitions(present):
+            telemetry.get_logger().warning(
+                "milvus_partition_key_unusable",
+                uri=self.uri,
+                reason="this server routes upserted rows to the wrong partition; "
+                "tenants are separated by a namespace filter instead",
+            )
+            self.tenant_partitions = 0
+
+    def _upsert_keeps_partitions(self, present: set[str]) -> bool:
+        from pymilvus import DataType
+
+        name = f"{self.prefix}_tenancy_probe"
+        s = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
+        s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
+        s.add_field("namespace", DataType.VARCHAR, max_length=512, **self._tenancy())
+        s.add_field("stub", DataType.FLOAT_VECTOR, dim=2)
+        index = self._client.prepare_index_params()
+        index.add_index("stub", index_type="FLAT", metric_type="L2")
+        if name in present:
+            self._call("dropping", self._client.drop_collection, name)
+        self._create(name, s, index)
+        try:
+            rows = [
+                {"pk": f"p{i}", "namespace": f"t{i % 4}", "stub": STUB_VECTOR}
+                for i in range(16)
+            ]
+            self._call("probing partitions", self._client.upsert, name, rows)
+            got = self._call(
+                "probing partitions",
+                self._client.query,
+                name,
+                filter='namespace == "t1"',
+                output_fields=["pk"],
+            )
+            want = {f"p{i}" for i in range(1, 16, 4)}
+            return {str(r["pk"]) for r in got} == want
+        finally:
+            self._call("dropping", self._client.drop_collection, name)
+
     def _create(self, name: str, schema: Any, index: Any) -> None:
+        extra = {"num_partitions": self._partitions} if self._partitions else {}
         self._call(
             f"creating collection {name}",
             self._client.create_collection,
@@ -262,29 +346,60 @@ class SetupOps(MilvusCore):
             schema=schema,
             index_params=index,
             consistency_level="Strong",
+            **extra,
         )
 
-    def _has_bm25(self) -> bool:
+    def partitioned(self) -> bool:
+        """Whether the memories collection has ``namespace`` as its partition key.
+
+        False for collections a version without tenancy partitions created
+        (and on Milvus Lite): ``hindsight-lg reembed --migrate`` copies such a
+        store into partitioned collections, vectors unchanged.
+        """
+        return _partition_key(self._fields_of_memories())
+
+    def _fields_of_memories(self) -> list[dict[str, Any]]:
         info = self._call(
             "describing collection", self._client.describe_collection, self.memories
         )
-        return any(f.get("name") == "sparse" for f in info.get("fields", []))
+        return list(info.get("fields", []))
 
-    def _check_model(self, dim: int, model_id: str) -> None:
-        rows = self._call(
-            "reading meta",
-            self._client.query,
-            self._name("meta"),
-            filter=_EMBEDDING_ROW,
-            output_fields=["doc"],
-        )
+    def stored_model(self) -> tuple[str, int] | None:
+        """The (model id, dimension) the active collections' vectors came from."""
+        rows = self._embedding_rows()
         if not rows:
-            self._put_meta(
-                "embedding",
-                {"model_id": model_id, "dim": dim, "schema_version": SCHEMA_VERSION},
+            return None
+        doc = rows[0]["doc"]
+        return str(doc.get("model_id")), int(doc.get("dim"))
+
+    def _embedding_rows(self) -> list[dict[str, Any]]:
+        return list(
+            self._call(
+                "reading meta",
+                self._client.query,
+                self._name("meta"),
+                filter=_EMBEDDING_ROW,
+                output_fields=["doc"],
             )
-            return
-        stored = rows[0]["doc"]
+        )
+
+    def _check_model(self, dim: int, model_id: str, tenancy: str) -> dict[str, Any]:
+        """Record the model (and tenancy) of a new store, or check an old one's.
+
+        Returns:
+            The stored embedding row's document.
+        """
+        rows = self._embedding_rows()
+        if not rows:
+            doc = {
+                "model_id": model_id,
+                "dim": dim,
+                "schema_version": SCHEMA_VERSION,
+                "tenancy": tenancy,
+            }
+            self._put_meta("embedding", doc)
+            return doc
+        stored: dict[str, Any] = rows[0]["doc"]
         if (stored.get("model_id"), stored.get("dim")) != (model_id, dim):
             raise EmbeddingMismatch(
                 f"collection {self.memories} holds vectors of {stored.get('model_id')} "
@@ -292,6 +407,7 @@ class SetupOps(MilvusCore):
                 "Use the same embedder, or run `hindsight-lg reembed` to re-embed into "
                 "a new collection."
             )
+        return stored
 
     def read_pointer(self, present: set[str] | None = None) -> str:
         """The prefix ``<prefix>_meta`` points to (``prefix`` itself when none).
@@ -327,3 +443,9 @@ class SetupOps(MilvusCore):
     def _put_meta(self, key: str, doc: dict[str, Any]) -> None:
         row = {"pk": key, "namespace": "", "at": 0.0, "doc": doc, "stub": STUB_VECTOR}
         self._call("writing meta", self._client.upsert, self._name("meta"), [row])
+
+
+def _partition_key(fields: list[dict[str, Any]]) -> bool:
+    return any(
+        f.get("name") == "namespace" and f.get("is_partition_key") for f in fields
+    )

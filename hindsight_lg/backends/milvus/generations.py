@@ -57,7 +57,7 @@ def copy_generation(
     *,
     dim: int,
     model_id: str,
-    revector: Revector,
+    revector: Revector | None,
     token: str = "",
     prefix: str = "hindsight",
     progress: Callable[[int, int], None] | None = None,
@@ -68,7 +68,9 @@ def copy_generation(
         uri: the Milvus Lite file or server the store lives in.
         dim: the new vectors' dimension.
         model_id: the new embedding model's id, recorded in the new collections.
-        revector: sets ``dense`` on each record of a batch, in place.
+        revector: sets ``dense`` on each record of a batch, in place; ``None``
+            copies the stored vectors unchanged (a migration to the current
+            schema, e.g. tenancy partitions, with the same model).
         token: server credentials.
         prefix: the store's collection prefix (as given to ``from_uri``).
         progress: called with (namespaces done, namespaces) after each one.
@@ -101,6 +103,42 @@ def copy_generation(
         return report
     finally:
         old.close()
+
+
+def migrate_generation(
+    uri: str,
+    *,
+    token: str = "",
+    prefix: str = "hindsight",
+    progress: Callable[[int, int], None] | None = None,
+) -> CopyReport:
+    """Copy the store into collections of the current schema, vectors unchanged.
+
+    What a store made before tenancy partitions needs to get them on a
+    server (see ``MilvusBackend.partitioned``): same model, same vectors,
+    new collections, one switch.
+
+    Raises:
+        ValueError: no store under ``prefix`` at ``uri``, or it has no model yet.
+    """
+    probe = MilvusBackend(uri, token=token, prefix=prefix)
+    try:
+        _open_source(probe)
+        model = probe.stored_model()
+    finally:
+        probe.close()
+    if model is None:
+        raise ValueError(f"the store at {uri} records no embedding model yet")
+    model_id, dim = model
+    return copy_generation(
+        uri,
+        dim=dim,
+        model_id=model_id,
+        revector=None,
+        token=token,
+        prefix=prefix,
+        progress=progress,
+    )
 
 
 def _open_source(old: MilvusBackend) -> None:
@@ -137,7 +175,7 @@ def _open_target(
 def _copy_all(
     old: MilvusBackend,
     new: MilvusBackend,
-    revector: Revector,
+    revector: Revector | None,
     progress: Callable[[int, int], None] | None,
 ) -> CopyReport:
     done = _done(new, old.active_prefix)
@@ -173,13 +211,15 @@ def _copy(
     old: MilvusBackend,
     new: MilvusBackend,
     namespace: str,
-    revector: Revector,
+    revector: Revector | None,
     report: CopyReport,
 ) -> None:
-    records = old.query(namespace, _ALL, limit=10**7)
+    keep = revector is None
+    records = old.query(namespace, _ALL, limit=10**7, vectors=keep)
     for start in range(0, len(records), _BATCH):
         batch = records[start : start + _BATCH]
-        revector(batch)
+        if revector is not None:
+            revector(batch)
         new.upsert(namespace, batch)
     edges, audit = old.all_edges(namespace), old.audit(namespace)
     new.add_edges(namespace, edges)

@@ -1,0 +1,131 @@
+"""Tables, targets and report of the server scale bench (:mod:`.server_scale`)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from hindsight_lg.bench.report import plot_lines
+from hindsight_lg.bench.runner import machine
+from hindsight_lg.bench.scale_report import Target, scale_table, targets_table
+from hindsight_lg.bench.server_scale import ServerConfig, ServerRun
+
+RECALL_TO_RAW = 1.5  # recall p95 over one raw filtered search's p95, on a server
+RECALL_P95_MS = 100.0
+BATCHED_PER_S = 200.0
+
+
+def _pair(p: tuple[float, float]) -> str:
+    return f"{p[0]:.1f} / {p[1]:.1f}"
+
+
+def server_table(run: ServerRun) -> str:
+    """Markdown: what the Lite table lacks, one row per size."""
+    lines = [
+        "| memories | tenancy of the store | submit to searchable p50/p95 ms "
+        "| raw search, plain field p50/p95 | raw search, partition key p50/p95 "
+        "| server disk MB |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in run.rows:
+        disk = "-" if r.server_disk_mb is None else f"{r.server_disk_mb:.0f}"
+        lines.append(
+            f"| {r.row.size:,} | {r.tenancy} | {_pair(r.visible_ms)} "
+            f"| {_pair(r.raw_filter)} | {_pair(r.raw_partitioned)} | {disk} |"
+        )
+    return "\n".join(lines)
+
+
+def growth_table(run: ServerRun) -> str:
+    """Markdown: the exponent ``b`` of ``y = a * size**b`` for every figure."""
+    sizes = ", ".join(f"{r.row.size:,}" for r in run.rows)
+    lines = [f"| figure | growth exponent over {sizes} |", "|---|---|"]
+    for name, b in run.growth.items():
+        lines.append(f"| {name} | {'-' if math.isnan(b) else f'{b:.2f}'} |")
+    return "\n".join(lines)
+
+
+def server_targets(run: ServerRun) -> list[Target]:
+    """The server targets, judged at the largest size run."""
+    if not run.rows:
+        return []
+    r = max(run.rows, key=lambda r: r.row.size).row
+    share = r.recall[1] / max(r.raw[1], 1e-9)
+    where = f"{r.size:,} in {r.namespaces} ns"
+    return [
+        Target(
+            f"recall p95 / raw filtered search p95, {where}",
+            f"<= {RECALL_TO_RAW}",
+            f"{r.recall[1]:.1f} / {r.raw[1]:.1f} ms = {share:.2f}",
+            share / RECALL_TO_RAW,
+        ),
+        Target(
+            f"recall p95, {where}",
+            f"<= {RECALL_P95_MS:.0f} ms",
+            f"{r.recall[1]:.1f} ms",
+            r.recall[1] / RECALL_P95_MS,
+        ),
+        Target(
+            f"capture() batched, {where}",
+            f">= {BATCHED_PER_S:.0f} turns/s",
+            f"{r.batched_per_s:.0f} turns/s",
+            r.batched_per_s / BATCHED_PER_S,
+            most=False,
+        ),
+    ]
+
+
+def server_summary(run: ServerRun) -> str:
+    """Everything printed at the end of a server run."""
+    rows = [r.row for r in run.rows]
+    return "\n\n".join(
+        [
+            scale_table(rows),
+            server_table(run),
+            growth_table(run),
+            targets_table(server_targets(run)),
+        ]
+    )
+
+
+def write_server_report(cfg: ServerConfig, run: ServerRun, command: str) -> Path:
+    """Markdown report and growth plot in ``cfg.scale.out``; returns its path."""
+    out = cfg.scale.out
+    out.mkdir(parents=True, exist_ok=True)
+    series = {
+        "recall p95": [(r.row.size, r.row.recall[1]) for r in run.rows],
+        "raw search p95 (store)": [(r.row.size, r.row.raw[1]) for r in run.rows],
+        "raw search p95 (partition key)": [
+            (r.row.size, r.raw_partitioned[1]) for r in run.rows
+        ],
+        "submit to searchable p95": [(r.row.size, r.visible_ms[1]) for r in run.rows],
+    }
+    plot_lines(
+        series,
+        out / "growth.png",
+        title="Latency against size (Milvus server)",
+        xlabel="memories",
+        ylabel="ms",
+        logx=True,
+    )
+    text = "\n".join(
+        [
+            "# Scale: capture and recall on a Milvus server",
+            "",
+            f"Command: `{command}`  ",
+            f"Machine: {machine()}  ",
+            f"Server: {cfg.uri}; embedder: {cfg.scale.embedder}; recalls per size: "
+            f"{cfg.scale.queries}; namespaces: {cfg.scale.namespaces}",
+            "",
+            server_summary(run),
+            "",
+            "Latencies in ms (p50 / p95). Peak RSS is this process's peak so far "
+            "(the app, not the server). Growth exponent b: y = a * size**b fitted "
+            "over the sizes run.",
+            "",
+            "![growth](growth.png)",
+        ]
+    )
+    report = out / "report.md"
+    report.write_text(text + "\n", encoding="utf-8")
+    return report

@@ -1,0 +1,52 @@
+"""The server scale bench's arithmetic and its command line (no server needed)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hindsight_lg.bench.server_report import growth_table, server_targets
+from hindsight_lg.bench.server_scale import ServerRow, ServerRun, exponent
+from hindsight_lg.bench.scale import ScaleRow
+from hindsight_lg.cli import main
+
+
+def test_exponent_recovers_a_power_law() -> None:
+    """A figure that grows as size**0.5 fits an exponent of 0.5; a flat one 0."""
+    sizes = [10_000, 100_000, 1_000_000]
+    assert exponent([(s, 3 * s**0.5) for s in sizes]) == pytest.approx(0.5)
+    assert exponent([(s, 7.0) for s in sizes]) == pytest.approx(0.0)
+
+
+def test_exponent_needs_two_usable_points() -> None:
+    """One point, or points with a zero, give no fit instead of a made-up one."""
+    assert math.isnan(exponent([(1000, 5.0)]))
+    assert math.isnan(exponent([(1000, 0.0), (10_000, 0.0)]))
+
+
+def test_targets_are_judged_at_the_largest_size() -> None:
+    """Recall against raw search and the batched rate come from the biggest row."""
+    small = ScaleRow(10_000, namespaces=1000, recall=(1, 2), raw=(1, 1), batched_per_s=50)
+    big = ScaleRow(
+        1_000_000, namespaces=1000, recall=(20, 30), raw=(20, 25), batched_per_s=400
+    )
+    found = server_targets(ServerRun([ServerRow(small), ServerRow(big)]))
+    assert [True, True, True] == [t.met for t in found]
+    ratio = found[0]
+    assert "1,000,000" in ratio.name
+    assert ratio.ratio == pytest.approx((30 / 25) / 1.5)
+    assert found[2].met is True
+
+
+def test_growth_table_prints_a_dash_for_no_fit() -> None:
+    """A figure without a fit reads '-', not 'nan'."""
+    text = growth_table(ServerRun([], {"recall p95 ms": math.nan, "x": 0.25}))
+    assert "| recall p95 ms | - |" in text and "| x | 0.25 |" in text
+
+
+def test_scale_uri_must_be_a_server(capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench scale --uri` with a file path is refused with what to pass instead."""
+    code = main(["bench", "scale", "--uri", "./x.db", "--sizes", "10"])
+    assert code != 0
+    assert "server address" in capsys.readouterr().err

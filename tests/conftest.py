@@ -60,6 +60,29 @@ def _reset_structlog() -> Iterator[None]:
     structlog.reset_defaults()
 
 
+# Recall gives up after the policy's 0.2 s by default and the turn goes on
+# without memories. On a loaded 2-core CI machine a recall can take longer,
+# so tests that are not about deadlines (those pass their own ``timeout=``)
+# get a patient default instead of failing at random.
+PATIENT_RECALL_S = 30.0
+
+
+@pytest.fixture(autouse=True)
+def _patient_recall(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engines built with the default policy wait up to PATIENT_RECALL_S per recall."""
+    from hindsight_lg.memory import engine
+    from hindsight_lg.memory.policy import Policy
+
+    class PatientPolicy(Policy):
+        __slots__ = ()
+
+        def __init__(self, **kwargs: object) -> None:
+            kwargs.setdefault("recall_timeout_s", PATIENT_RECALL_S)
+            super().__init__(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "Policy", PatientPolicy)
+
+
 @pytest.fixture(scope="session")
 def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Path of the session's Milvus Lite file."""

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from hindsight_lg.bench.scale import ScaleRow
 from hindsight_lg.bench.server_report import growth_table, server_targets
 from hindsight_lg.bench.server_scale import ServerRow, ServerRun, exponent
-from hindsight_lg.bench.scale import ScaleRow
 from hindsight_lg.cli import main
 
 
@@ -27,7 +27,9 @@ def test_exponent_needs_two_usable_points() -> None:
 
 def test_targets_are_judged_at_the_largest_size() -> None:
     """Recall against raw search and the batched rate come from the biggest row."""
-    small = ScaleRow(10_000, namespaces=1000, recall=(1, 2), raw=(1, 1), batched_per_s=50)
+    small = ScaleRow(
+        10_000, namespaces=1000, recall=(1, 2), raw=(1, 1), batched_per_s=50
+    )
     big = ScaleRow(
         1_000_000, namespaces=1000, recall=(20, 30), raw=(20, 25), batched_per_s=400
     )

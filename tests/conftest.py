@@ -70,7 +70,7 @@ PATIENT_RECALL_S = 30.0
 @pytest.fixture(autouse=True)
 def _patient_recall(monkeypatch: pytest.MonkeyPatch) -> None:
     """Engines built with the default policy wait up to PATIENT_RECALL_S per recall."""
-    from hindsight_lg.memory import engine
+    from hindsight_lg.memory import _wiring
     from hindsight_lg.memory.policy import Policy
 
     class PatientPolicy(Policy):
@@ -80,7 +80,8 @@ def _patient_recall(monkeypatch: pytest.MonkeyPatch) -> None:
             kwargs.setdefault("recall_timeout_s", PATIENT_RECALL_S)
             super().__init__(**kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engine, "Policy", PatientPolicy)
+    # _wiring builds the engine's parts: the one place a default policy is made.
+    monkeypatch.setattr(_wiring, "Policy", PatientPolicy)
 
 
 @pytest.fixture(scope="session")

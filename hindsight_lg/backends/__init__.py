@@ -24,7 +24,7 @@ from hindsight_lg.backends.base import (
     visible_to,
 )
 from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
-from hindsight_lg.backends.forwarding import ForwardingBackend
+from hindsight_lg.backends.forwarding import LIVE, ForwardingBackend
 from hindsight_lg.backends.handle import StoreHandle, open_handle, store_handle
 from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.memory import InMemoryBackend
@@ -104,6 +104,7 @@ __all__ = [
     "ForwardingBackend",
     "Hit",
     "InMemoryBackend",
+    "LIVE",
     "MAX_NAMESPACE_BYTES",
     "MAX_TEXT_BYTES",
     "MemoryBackend",

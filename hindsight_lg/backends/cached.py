@@ -202,6 +202,21 @@ class CachedBackend(ForwardingBackend):
                 self._spaces.pop(namespace, None)
                 self._wrote(namespace)
 
+    def live(self, namespace: str, ids: Sequence[str]) -> list[str]:
+        """Of ``ids`` this cache served, those the store still holds (in order).
+
+        Exact caches (``ttl_s=None``) see every write, so nothing is read.
+        Against a server, another process may have deleted a memory this
+        cache still holds: one read by primary key tells, and a namespace
+        found behind is dropped so its next read reloads it.
+        """
+        if self.ttl_s is None or not ids:
+            return list(ids)
+        held = {r.id for r in self.inner.get(namespace, ids)}
+        if len(held) < len(set(ids)):
+            self.invalidate(namespace)
+        return [i for i in ids if i in held]
+
     # -- writes: store first, then cache -----------------------------------
 
     def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:

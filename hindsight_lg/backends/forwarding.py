@@ -40,6 +40,10 @@ from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
 #: The optional fast path of a read cache (an exact dense search of the
 #: cached vectors, no store round trip); backends without it search the store.
 LOCAL_DENSE = "search_dense_local"
+#: The optional check of a read cache whose reads may lag other processes'
+#: writes (a server's): which ids the store still holds. Backends without it
+#: are never behind, so every id they served is live.
+LIVE = "live"
 
 
 class ForwardingBackend:
@@ -102,6 +106,17 @@ class ForwardingBackend:
         name = LOCAL_DENSE if hasattr(self.inner, LOCAL_DENSE) else "search_dense"
         hits: list[Hit] = self._forward(name, namespace, vector, where, limit=limit)
         return hits
+
+    def live(self, namespace: str, ids: Sequence[str]) -> list[str]:
+        """Of ``ids`` a read served, those the store still holds (in order).
+
+        Asks a read cache below whose reads may lag (see :data:`LIVE`); with
+        none, every id is live and nothing is read.
+        """
+        if not hasattr(self.inner, LIVE):
+            return list(ids)
+        found: list[str] = self._forward(LIVE, namespace, ids)
+        return found
 
     def search_lexical(
         self, namespace: str, terms: Sequence[str], where: Where, *, limit: int

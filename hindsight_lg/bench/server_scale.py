@@ -97,7 +97,7 @@ def _opener(uri: str, size: int) -> Callable[[Path], Any]:
 def _visible_ms(cfg: ServerConfig, size: int, n: int) -> tuple[float, float]:
     """Submit ``n`` turns one at a time; each is timed until another client reads it."""
     from hindsight_lg import HindsightMemory
-    from hindsight_lg.backends.base import Where
+    from hindsight_lg.backends import Where
     from hindsight_lg.backends.milvus import MilvusBackend
 
     reader = MilvusBackend(cfg.uri, prefix=_prefix(size))

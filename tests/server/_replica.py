@@ -15,6 +15,8 @@ import json
 import sys
 from typing import Any
 
+import structlog
+
 from hindsight_lg import HindsightMemory
 
 
@@ -35,6 +37,8 @@ def _answer(memory: HindsightMemory, verb: str, args: list[str]) -> Any:
 
 def main(uri: str, prefix: str) -> None:
     """Serve commands until stdin closes."""
+    # stdout carries the answers: logs go to stderr, as an app would set up.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     memory = HindsightMemory.from_uri(uri, embedder="hashing", prefix=prefix)
     try:
         print(json.dumps("ready"), flush=True)

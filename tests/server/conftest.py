@@ -8,6 +8,7 @@ imported into this package run against the server unchanged.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,7 +70,15 @@ def start_server(base_dir: Path) -> object:
 def milvus_server_uri(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[str]:
-    """URI of a Milvus server started for this session (stopped at its end)."""
+    """URI of a Milvus server started for this session (stopped at its end).
+
+    ``HINDSIGHT_MILVUS_URI`` names a server already running instead (one of
+    your own, or one a long benchmark keeps up): nothing is started or stopped.
+    """
+    given = os.environ.get("HINDSIGHT_MILVUS_URI")
+    if given:
+        yield given
+        return
     started = time.monotonic()
     server = start_server(tmp_path_factory.mktemp("milvus-server"))
     port = server.listen_port  # type: ignore[attr-defined]

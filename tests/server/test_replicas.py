@@ -61,7 +61,11 @@ class Replica:
 
 @pytest.fixture
 def replicas(milvus_server_uri: str) -> Iterator[list[Replica]]:
-    """Three replicas on one fresh store of the session's server."""
+    """Three replicas on one fresh store of the session's server.
+
+    They start one after another: the first creates the store, as a deploy's
+    first process does.
+    """
     prefix = f"replicas_{uuid.uuid4().hex[:8]}"
     started = [Replica(milvus_server_uri, prefix) for _ in range(3)]
     yield started

@@ -7,6 +7,7 @@ embedding model, and follows the pointer row that re-embedding writes.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -114,7 +115,7 @@ class SetupOps(MilvusCore):
         present = set(self._call("listing collections", self._client.list_collections))
         self.active_prefix = self.read_pointer(present)
         if self.memories not in present:
-            self._choose_tenancy(present)
+            self._choose_tenancy()
             self._create_memories(dim)
         for kind, builder in (
             ("edges", self._edges_schema),
@@ -285,7 +286,7 @@ class SetupOps(MilvusCore):
     def _partitions(self) -> int:
         return 0 if self.is_lite else self.tenant_partitions
 
-    def _choose_tenancy(self, present: set[str]) -> None:
+    def _choose_tenancy(self) -> None:
         """Before creating a store's collections, check the server's partition keys.
 
         Milvus 2.3.5 routes an *upserted* row to another partition than the
@@ -297,7 +298,7 @@ class SetupOps(MilvusCore):
         """
         if not self._partitions:
             return
-        if not self._upsert_keeps_partitions(present):
+        if not self._upsert_keeps_partitions():
             telemetry.get_logger().warning(
                 "milvus_partition_key_unusable",
                 uri=self.uri,
@@ -306,18 +307,17 @@ class SetupOps(MilvusCore):
             )
             self.tenant_partitions = 0
 
-    def _upsert_keeps_partitions(self, present: set[str]) -> bool:
+    def _upsert_keeps_partitions(self) -> bool:
         from pymilvus import DataType
 
-        name = f"{self.prefix}_tenancy_probe"
+        # Unique per call: replicas opening a fresh store at once each probe.
+        name = f"{self.prefix}_probe_{uuid.uuid4().hex[:12]}"
         s = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
         s.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
         s.add_field("namespace", DataType.VARCHAR, max_length=512, **self._tenancy())
         s.add_field("stub", DataType.FLOAT_VECTOR, dim=2)
         index = self._client.prepare_index_params()
         index.add_index("stub", index_type="FLAT", metric_type="L2")
-        if name in present:
-            self._call("dropping", self._client.drop_collection, name)
         self._create(name, s, index)
         try:
             rows = [

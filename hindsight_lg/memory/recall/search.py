@@ -10,6 +10,7 @@ from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
+from hindsight_lg.backends import LIVE
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory.language.relations import substitute
@@ -117,7 +118,7 @@ class Searcher:
         self._diffuse(pool, ctx, names)
         mark_speakers(list(pool.values()), ctx.probe)
         annotate_pool(pool)
-        ranked = self._rank(pool, request)
+        ranked = self._live(self._rank(pool, request), ctx)
         if self.reranker is not None and ranked:
             ranked = self._rerank(request.query, ranked)
         want = None if request.k is None else size_k(request.query, request.k)
@@ -405,6 +406,18 @@ class Searcher:
             ranked.append(c)
         ranked.sort(key=lambda c: (-c.score, -c.record.event_time, c.record.id))
         return ranked
+
+    def _live(self, ranked: list[Candidate], ctx: RecallContext) -> list[Candidate]:
+        """Drop what another process deleted while a read cache still held it.
+
+        Only a cache that can lag (in front of a server) reads anything: one
+        lookup by primary key of the ranked ids, so a memory forgotten on
+        another replica is never recalled here.
+        """
+        if not ranked or not hasattr(self.backend, LIVE):
+            return ranked
+        held = set(self.backend.live(ctx.namespace, [c.record.id for c in ranked]))  # type: ignore[attr-defined]
+        return [c for c in ranked if c.record.id in held]
 
     def _rerank(self, query: str, ranked: list[Candidate]) -> list[Candidate]:
         head = ranked[: max(20, self.policy.candidates_per_path)]

@@ -91,7 +91,7 @@ def _prefix(size: int) -> str:
 def _opener(uri: str, size: int) -> Callable[[Path], Any]:
     from hindsight_lg.backends.milvus import MilvusBackend
 
-    return lambda _db: MilvusBackend(uri, prefix=_prefix(size))
+    return lambda _db: MilvusBackend.from_uri(uri, prefix=_prefix(size))
 
 
 def _visible_ms(cfg: ServerConfig, size: int, n: int) -> tuple[float, float]:
@@ -100,7 +100,7 @@ def _visible_ms(cfg: ServerConfig, size: int, n: int) -> tuple[float, float]:
     from hindsight_lg.backends import Where
     from hindsight_lg.backends.milvus import MilvusBackend
 
-    reader = MilvusBackend(cfg.uri, prefix=_prefix(size))
+    reader = MilvusBackend.from_uri(cfg.uri, prefix=_prefix(size))
     memory = HindsightMemory.from_uri(
         cfg.uri, embedder=cfg.scale.embedder, prefix=_prefix(size)
     )
@@ -158,7 +158,7 @@ def _disk_mb(folder: Path | None) -> float | None:
 def _tenancy_of(uri: str, size: int) -> str:
     from hindsight_lg.backends.milvus import MilvusBackend
 
-    backend = MilvusBackend(uri, prefix=_prefix(size))
+    backend = MilvusBackend.from_uri(uri, prefix=_prefix(size))
     try:
         return "partition key" if backend.partitioned() else "filter"
     finally:

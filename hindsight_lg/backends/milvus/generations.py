@@ -121,7 +121,7 @@ def migrate_generation(
     Raises:
         ValueError: no store under ``prefix`` at ``uri``, or it has no model yet.
     """
-    probe = MilvusBackend(uri, token=token, prefix=prefix)
+    probe = MilvusBackend.from_uri(uri, token=token, prefix=prefix)
     try:
         _open_source(probe)
         model = probe.stored_model()

@@ -58,6 +58,10 @@ from hindsight_lg.model import (
 _CONTEXT_CHARS = 1000
 _THREADS_KEPT = 10_000
 
+# Bounds on what merging near-duplicates accumulates on one record.
+_MERGED_ITEMS = 64
+_DETAIL_CHARS = 2000
+
 
 class Writer:
     """Runs the write pipeline for one memory engine."""
@@ -471,11 +475,21 @@ class Writer:
         old.event_time = max(old.event_time, new.event_time)
         old.last_accessed_at = now
         old.importance = min(1.0, old.importance + 0.1 * (1 - old.importance))
-        old.source_ids = list(dict.fromkeys(old.source_ids + new.source_ids))
-        old.entities = list(dict.fromkeys(old.entities + new.entities))
-        old.participants = list(dict.fromkeys(old.participants + new.participants))
-        if new.content not in old.content and len(old.content) < 2000:
-            old.meta.setdefault("details", []).append(new.content)
+        # Every merge adds to one record: what it keeps is bounded, so a memory
+        # restated a thousand times still fits the store's document limit.
+        old.source_ids = list(dict.fromkeys(old.source_ids + new.source_ids))[
+            -_MERGED_ITEMS:
+        ]
+        old.entities = list(dict.fromkeys(old.entities + new.entities))[:_MERGED_ITEMS]
+        old.participants = list(dict.fromkeys(old.participants + new.participants))[
+            :_MERGED_ITEMS
+        ]
+        details = old.meta.get("details", [])
+        if new.content not in old.content and new.content not in details:
+            details = [*details, new.content]
+            while len(details) > 1 and sum(len(d) for d in details) > _DETAIL_CHARS:
+                details.pop(0)  # the oldest detail goes first
+            old.meta["details"] = details
         old.version += 1
         self.backend.upsert(namespace, [old])
         return (

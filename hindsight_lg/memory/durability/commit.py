@@ -316,7 +316,9 @@ class GroupCommit:
             waiting = [c for ns, c in self.stage.captures if ns in failed]
             first = next(iter(failed.values()))
             _failed("capture_commit_failed", first, waiting)
-            raise StoreError(f"writing staged captures: {first!r}"[:300]) from first
+            # The store's own error class (an outage stays StoreUnavailable).
+            kind = type(first) if isinstance(first, StoreError) else StoreError
+            raise kind(f"writing staged captures: {first!r}"[:300]) from first
 
     def _mark(self, done: list[tuple[str, str]]) -> None:
         by_namespace: dict[str, list[AuditEntry]] = defaultdict(list)

@@ -37,7 +37,7 @@ def test_opening_memory_warms_up_so_the_first_recall_keeps_its_memories() -> Non
     model = SlowModel(first=0.6)  # the model's load, on its first call
     model.armed = True
     with HindsightMemory.from_uri(":memory:", embedder=model) as memory:
-        assert 1 == model.calls  # loaded while opening
+        assert model.calls >= 1  # loaded while opening (the wake rule is measured too)
         memory.capture("I prefer green tea over coffee", namespace="u1")
         first = memory.recall("what do I drink?", namespace="u1", timeout=0.2)
     assert (False, 1) == (first.timed_out, len(first.ids))

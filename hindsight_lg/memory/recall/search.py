@@ -280,6 +280,8 @@ class Searcher:
         ``ctx.woken`` gets, for every cold memory a path found, why it woke
         or why it did not.
         """
+        if not any(h.record.status is Status.COLD for hs in found.values() for h in hs):
+            return set()  # nothing to wake: the rule is not measured for nothing
         floors = {
             "dense": self.wake_rule.floor(ctx.probe.text),
             "lexical": self.policy.lexical_score_floor,

@@ -19,10 +19,14 @@ import asyncio
 import contextlib
 import io
 import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 
 from hindsight_lg import HindsightMemory
 
@@ -75,6 +79,49 @@ def hashing_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(HindsightMemory, "from_uri", classmethod(from_uri))
 
 
+class _Collector(BaseHTTPRequestHandler):
+    """An OTLP/HTTP endpoint that accepts every export (and keeps nothing)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def contained_tracing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A page that sets up tracing exports to a local collector and leaves no trace.
+
+    The set-up block of docs/observability.md installs a tracer provider and
+    instruments LangChain; run as written it would make the provider global
+    for every later test, and its exporter would retry an absent collector at
+    exit. Here its provider stays local, exports reach a collector on
+    127.0.0.1, and the instrumentation is undone after the page.
+    """
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    monkeypatch.setenv(
+        "OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_port}"
+    )
+    providers: list[Any] = []
+    monkeypatch.setattr(trace, "set_tracer_provider", providers.append)
+    try:
+        yield
+    finally:
+        from openinference.instrumentation.langchain import LangChainInstrumentor
+
+        if LangChainInstrumentor().is_instrumented_by_opentelemetry:
+            LangChainInstrumentor().uninstrument()
+        for provider in providers:
+            provider.shutdown()
+        server.shutdown()
+        server.server_close()
+
+
 def test_every_page_with_code_is_checked() -> None:
     """README.md and the docs hold Python blocks, and every fragment says why."""
     names = [_name(p, i) for p in PAGES for i, _ in enumerate(_blocks(p))]
@@ -92,6 +139,7 @@ def test_page_blocks_run(
     page: Path,
     tmp_path: Path,
     hashing_by_default: None,
+    contained_tracing: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each block of the page runs after the ones above it; fragments are skipped."""

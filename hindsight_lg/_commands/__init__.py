@@ -58,7 +58,8 @@ def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> Non
         "--embedder",
         default=None,
         help="hashing, hashing-DIM, minilm, bge-m3 or a model directory "
-        "(default: best available)",
+        "(default: the model the store records; for a new store, the best "
+        "available)",
     )
     if namespace:
         p.add_argument(
@@ -68,19 +69,6 @@ def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> Non
             type=namespace_arg,
             help="tenant / user id",
         )
-
-
-def embedder_named(name: str | None) -> Any:
-    """``hashing-DIM`` as a hashing embedder of that size; other names as given.
-
-    The names ``--embedder`` and ``reembed --to`` take are the same, so a store
-    re-embedded to ``hashing-128`` opens with ``--embedder hashing-128``.
-    """
-    if name and name.startswith("hashing-") and name[8:].isdigit():
-        from hindsight_lg.embeddings import HashingEmbedder
-
-        return HashingEmbedder(int(name[8:]))
-    return name
 
 
 def is_lite(uri: str) -> bool:
@@ -166,14 +154,18 @@ def open_memory(
     from hindsight_lg import HindsightMemory
 
     check_uri(args.uri, create=create)
-    embedder = embedder_named(args.embedder)
     if not embeds:
         # A command that embeds nothing reads a few rows once and exits: the
         # read cache would first load whole namespaces (seconds at 10,000
         # memories) to answer what one filtered Milvus query answers.
         kwargs.setdefault("cache", False)
+    # No --embedder: from_uri opens the store with the model it records, and
+    # a model this machine lacks is only needed by a command that embeds.
     memory = HindsightMemory.from_uri(
-        args.uri, embedder=embedder, warm_up=embeds if warm is None else warm, **kwargs
+        args.uri,
+        embedder=args.embedder,
+        warm_up=embeds if warm is None else warm,
+        **kwargs,
     )
     namespace = getattr(args, "namespace", None)
     if namespace and known_namespace and not create:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from hindsight_lg._commands import CommandError, check_uri, embedder_named
+from hindsight_lg._commands import CommandError, check_uri
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,15 +48,9 @@ def _prefix(text: str) -> str:
     return text
 
 
-def _embedder(name: str) -> object:
-    from hindsight_lg.embeddings import embedder_from_name
-
-    named = embedder_named(name)
-    return named if not isinstance(named, str) else embedder_from_name(named)
-
-
 def cmd_reembed(args: argparse.Namespace) -> int:
     """Re-embed the store at ``--uri`` with ``--to`` and switch to it."""
+    from hindsight_lg.embeddings import embedder_from_name
     from hindsight_lg.memory import reembed
 
     if args.uri == ":memory:":
@@ -68,9 +62,8 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 
     if args.migrate:
         return _migrate(args, progress)
-    embedder = _embedder(args.to)
-
-    report = reembed(args.uri, to=embedder, prefix=args.prefix, progress=progress)  # type: ignore[arg-type]
+    embedder = embedder_from_name(args.to)
+    report = reembed(args.uri, to=embedder, prefix=args.prefix, progress=progress)
     print(file=sys.stderr)
     print(
         f"{report.records} records, {report.edges} edges, {report.audit} audit "

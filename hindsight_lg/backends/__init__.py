@@ -24,7 +24,12 @@ from hindsight_lg.backends.base import (
     visible_to,
 )
 from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
-from hindsight_lg.backends.forwarding import LIVE, ForwardingBackend
+from hindsight_lg.backends.forwarding import (
+    LIVE,
+    STORED_MODEL,
+    ForwardingBackend,
+    stored_model,
+)
 from hindsight_lg.backends.handle import StoreHandle, open_handle, store_handle
 from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.memory import InMemoryBackend
@@ -108,6 +113,7 @@ __all__ = [
     "MAX_NAMESPACE_BYTES",
     "MAX_TEXT_BYTES",
     "MemoryBackend",
+    "STORED_MODEL",
     "StoreHandle",
     "Where",
     "bm25_scores",
@@ -119,6 +125,7 @@ __all__ = [
     "open_handle",
     "read_cache_of",
     "store_handle",
+    "stored_model",
     "visible_to",
     "with_read_cache",
 ]

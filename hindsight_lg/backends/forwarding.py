@@ -44,6 +44,22 @@ LOCAL_DENSE = "search_dense_local"
 #: writes (a server's): which ids the store still holds. Backends without it
 #: are never behind, so every id they served is live.
 LIVE = "live"
+#: The optional answer to "which embedding model made this store's vectors":
+#: ``stored_model() -> (model_id, dim) | None``, asked before ``setup()`` by an
+#: engine given no embedder. Backends without it adopt nothing.
+STORED_MODEL = "stored_model"
+
+
+def stored_model(backend: MemoryBackend) -> tuple[str, int] | None:
+    """The (model id, dim) ``backend`` records for its vectors, if it says.
+
+    ``None`` for a new store, or a backend without :data:`STORED_MODEL`.
+    """
+    read = getattr(backend, STORED_MODEL, None)
+    if read is None:
+        return None
+    model: tuple[str, int] | None = read()
+    return model
 
 
 class ForwardingBackend:
@@ -106,6 +122,13 @@ class ForwardingBackend:
         name = LOCAL_DENSE if hasattr(self.inner, LOCAL_DENSE) else "search_dense"
         hits: list[Hit] = self._forward(name, namespace, vector, where, limit=limit)
         return hits
+
+    def stored_model(self) -> tuple[str, int] | None:
+        """The inner backend's recorded embedding model (see :func:`stored_model`)."""
+        if not hasattr(self.inner, STORED_MODEL):
+            return None
+        model: tuple[str, int] | None = self._forward(STORED_MODEL)
+        return model
 
     def live(self, namespace: str, ids: Sequence[str]) -> list[str]:
         """Of ``ids`` a read served, those the store still holds (in order).

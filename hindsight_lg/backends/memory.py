@@ -54,6 +54,11 @@ class InMemoryBackend:
                     f"not {model_id} (dim {dim}); run `hindsight-lg reembed` to switch"
                 )
 
+    def stored_model(self) -> tuple[str, int] | None:
+        """The (model id, dim) of the vectors held; ``None`` while none are."""
+        with self._lock:
+            return self._model if any(self._records.values()) else None
+
     def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
         """Insert or replace records by id."""
         check_namespace(namespace)

@@ -9,9 +9,16 @@ warning. Nothing here touches the network.
 from __future__ import annotations
 
 import importlib.util
+import re
 import warnings
 
-from hindsight_lg.embeddings.base import Embedder, Reranker, Vectors, normalize
+from hindsight_lg.embeddings.base import (
+    Embedder,
+    Reranker,
+    UnavailableEmbedder,
+    Vectors,
+    normalize,
+)
 from hindsight_lg.embeddings.flag import (
     BGE_M3,
     BGE_RERANKER,
@@ -21,8 +28,11 @@ from hindsight_lg.embeddings.flag import (
     resolve_model_path,
 )
 from hindsight_lg.embeddings.hashing import HashingEmbedder
+from hindsight_lg.errors import ModelNotAvailable
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+# "hashing", "hashing-DIM", and "hashing-DIM-NGRAM", the model id it records
+_HASHING = re.compile(r"hashing(?:-(\d+)(?:-(\d+))?)?")
 
 
 def minilm_path() -> str | None:
@@ -55,14 +65,49 @@ def _flag_installed() -> bool:
 
 
 def embedder_from_name(name: str) -> Embedder:
-    """Build an embedder from a short name: ``hashing``, ``minilm``, ``bge-m3`` or a path."""
-    if name == "hashing":
-        return HashingEmbedder()
-    if name == "minilm":
+    """Build an embedder from a name, or from the model id a store records.
+
+    Names: ``hashing``, ``hashing-DIM`` (``hashing-DIM-NGRAM`` is the id a
+    hashing store records), ``minilm`` (or its id, ``MINILM_ID``), ``bge-m3``
+    (or ``BAAI/bge-m3``), a cached hub id, or a model directory.
+
+    Raises:
+        ModelNotAvailable: the model is neither a local directory nor cached.
+        ImportError: its package is not installed (with the install line).
+    """
+    hashing = _HASHING.fullmatch(name)
+    if hashing:
+        dim, ngram = hashing.group(1), hashing.group(2)
+        return HashingEmbedder(int(dim) if dim else 384, int(ngram) if ngram else 3)
+    if name in ("minilm", MINILM_ID):
         return minilm_embedder()
     if name in ("bge-m3", BGE_M3):
         return FlagEmbeddingEmbedder(BGE_M3)
     return FlagEmbeddingEmbedder(name)
+
+
+def stored_embedder(model_id: str, dim: int) -> Embedder:
+    """The embedder of a store's vectors, from the model id and dim it records.
+
+    The one answer to "which embedder does this store use" when the caller
+    names none: the recorded model (a hashing store's own size, MiniLM,
+    bge-m3, a cached hub id) when this machine has it. When it does not, an
+    :class:`UnavailableEmbedder`: memory still opens for work that embeds
+    nothing, and the first embedding says which model to provide and how.
+    """
+    try:
+        return embedder_from_name(model_id)
+    except (ModelNotAvailable, ImportError) as exc:
+        cause = str(exc).split(". ")[0].rstrip(".")
+        return UnavailableEmbedder(
+            model_id,
+            dim,
+            f"this store was embedded with {model_id} (dim {dim}), which is not "
+            f"available here ({cause}): pass that model with --embedder (a model "
+            "directory; embedder=... in Python), or move the store to one you "
+            "have with `hindsight-lg reembed --to MODEL`; list, stats, audit, "
+            "export, restore and forget work without it",
+        )
 
 
 def default_embedder(choice: Embedder | str | None = None) -> Embedder:
@@ -90,6 +135,7 @@ __all__ = [
     "HashingEmbedder",
     "MINILM_ID",
     "Reranker",
+    "UnavailableEmbedder",
     "Vectors",
     "default_embedder",
     "embedder_from_name",
@@ -98,4 +144,5 @@ __all__ = [
     "minilm_path",
     "normalize",
     "resolve_model_path",
+    "stored_embedder",
 ]

@@ -8,6 +8,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from hindsight_lg.errors import ModelNotAvailable
+
 Vectors = npt.NDArray[np.float32]
 
 
@@ -47,3 +49,31 @@ def normalize(vectors: npt.ArrayLike) -> Vectors:
     norms[norms == 0] = 1.0
     out: Vectors = arr / norms
     return out
+
+
+class UnavailableEmbedder:
+    """Stands in for a store's recorded model that is not on this machine.
+
+    It carries the ``model_id`` and ``dim`` the store records, so memory opens
+    and serves everything that embeds nothing (listing, stats, export, restore,
+    forget); the first text to embed raises :class:`ModelNotAvailable` with
+    ``reason``, which names the model and how to provide it.
+
+    Example:
+        >>> e = UnavailableEmbedder("acme/model", 16, "acme/model is not here")
+        >>> (e.model_id, e.dim)
+        ('acme/model', 16)
+    """
+
+    def __init__(self, model_id: str, dim: int, reason: str) -> None:
+        self.model_id = model_id
+        self.dim = dim
+        self.reason = reason
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Raise: the model is not available.
+
+        Raises:
+            ModelNotAvailable: always, with :attr:`reason`.
+        """
+        raise ModelNotAvailable(self.reason)

@@ -35,9 +35,15 @@ from hindsight_lg.backends import (
     open_handle,
     read_cache_of,
     store_handle,
+    stored_model,
     with_read_cache,
 )
-from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
+from hindsight_lg.embeddings import (
+    Embedder,
+    Reranker,
+    default_embedder,
+    stored_embedder,
+)
 from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.memory._locks import WriteLocks
 from hindsight_lg.memory._read import RecallPath
@@ -159,7 +165,7 @@ class EngineParts:
 
 def open_uri(
     uri: str,
-    embedder: Embedder,
+    embedder: Embedder | None,
     *,
     token: str = "",
     prefix: str = "hindsight",
@@ -195,14 +201,16 @@ def open_parts(
 
     Args:
         backend: where memories live.
-        embedder: the dense embedding model (the default one when ``None``).
+        embedder: the dense embedding model; when ``None``, the one the store
+            records (:func:`adopted_embedder`).
         **options: the keyword arguments of :func:`wire`.
 
     Raises:
         Exception: whatever ``setup`` raised; the spool's share is released
             first, so a later open of the spool replays it.
     """
-    parts = wire(backend, embedder, **options)
+    chosen = embedder if embedder is not None else adopted_embedder(backend)
+    parts = wire(backend, chosen, **options)
     try:
         parts.setup()
     except BaseException:
@@ -213,6 +221,21 @@ def open_parts(
     if parts.durable is not None and parts.fresh_spool:
         parts.durable.replay()
     return parts
+
+
+def adopted_embedder(backend: MemoryBackend) -> Embedder:
+    """The embedder of an engine given none: the store's own, else the default.
+
+    A store that records its model (every store once set up) is opened with
+    that model, so its vectors and the queries' agree without the caller
+    naming it; a model this machine lacks becomes a stand-in that embeds
+    nothing (:func:`~hindsight_lg.embeddings.stored_embedder`). A new store
+    gets :func:`~hindsight_lg.embeddings.default_embedder`.
+    """
+    recorded = stored_model(backend)
+    if recorded is None:
+        return default_embedder()
+    return stored_embedder(*recorded)
 
 
 def wire(

@@ -65,7 +65,9 @@ class HindsightMemory(LifecycleMethods):
     Args:
         backend: where memories live (:class:`~hindsight_lg.backends.milvus.MilvusBackend`
             or the in-memory reference backend).
-        embedder: dense embedding model; see :func:`~hindsight_lg.embeddings.default_embedder`.
+        embedder: dense embedding model. ``None``: the model the store
+            records (a store opened again keeps its model), or for a new
+            store :func:`~hindsight_lg.embeddings.default_embedder`'s choice.
         policy: every tunable; defaults are the design's seed values.
         llm: optional LangChain chat model for extraction (heuristics without it).
         reranker: optional cross-encoder applied after scoring.
@@ -167,15 +169,29 @@ class HindsightMemory(LifecycleMethods):
         loaded before it returns (:meth:`warm_up`); pass ``False`` for work
         that embeds nothing (listing, stats, export, forget), which then never
         loads the model.
+
+        With no ``embedder``, a store that exists is opened with the model it
+        records (``hashing-128`` after ``reembed --to hashing-128``, MiniLM,
+        bge-m3...); a new store gets the default one. When this machine lacks
+        the recorded model, work that embeds nothing still runs, and the
+        first embedding (the warm-up, unless ``warm_up=False``) raises
+        :class:`~hindsight_lg.errors.ModelNotAvailable` naming the model.
+        An ``embedder`` that differs from the store's raises
+        :class:`~hindsight_lg.errors.EmbeddingMismatch`.
         """
-        chosen = default_embedder(embedder)
+        # No embedder named: the store's own is adopted once it is open.
+        chosen = None if embedder is None else default_embedder(embedder)
         parts = open_uri(
             uri, chosen, token=token, prefix=prefix, open_store=open_backend, **kwargs
         )
         memory = cls.__new__(cls)  # the parts are ready: nothing left to build
         memory._attach(parts)
         if warm_up:
-            memory.warm_up()
+            try:
+                memory.warm_up()
+            except BaseException:
+                memory.close()  # a model that cannot load leaves nothing open
+                raise
         return memory
 
     @classmethod

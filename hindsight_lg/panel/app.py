@@ -22,7 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from hindsight_lg.errors import ConflictError
+from hindsight_lg.errors import ConflictError, ModelNotAvailable
 from hindsight_lg.memory import HindsightMemory, strength
 from hindsight_lg.panel import _views as views
 from hindsight_lg.panel._actions import ACTIONS, run_action
@@ -56,6 +56,10 @@ def _errors(handler: Handler) -> Handler:
             return denied(request, 404, str(exc.args[0]) if exc.args else "not found")
         except ConflictError as exc:
             return denied(request, 409, str(exc))
+        except ModelNotAvailable as exc:
+            # The store's model is not on this machine: its pages still work,
+            # a search says which model to provide.
+            return denied(request, 503, str(exc))
         except ValueError as exc:
             return denied(request, 400, str(exc))
 

@@ -365,19 +365,32 @@ class SetupOps(MilvusCore):
         return list(info.get("fields", []))
 
     def stored_model(self) -> tuple[str, int] | None:
-        """The (model id, dimension) the active collections' vectors came from."""
-        rows = self._embedding_rows()
+        """The (model id, dimension) the store's vectors came from.
+
+        Answers before :meth:`setup` too, so an engine opened without an
+        embedder can adopt the store's own: it follows the pointer that
+        re-embedding writes and loads the meta collection only.
+
+        Returns:
+            ``None`` for a store that records no model yet (a new one).
+        """
+        present = set(self._call("listing collections", self._client.list_collections))
+        meta = f"{self.read_pointer(present)}_meta"
+        if meta not in present:
+            return None
+        self._load(meta, verify=False)  # setup() verifies every collection
+        rows = self._embedding_rows(meta)
         if not rows:
             return None
         doc = rows[0]["doc"]
         return str(doc.get("model_id")), int(doc.get("dim"))
 
-    def _embedding_rows(self) -> list[dict[str, Any]]:
+    def _embedding_rows(self, meta: str | None = None) -> list[dict[str, Any]]:
         return list(
             self._call(
                 "reading meta",
                 self._client.query,
-                self._name("meta"),
+                meta or self._name("meta"),
                 filter=_EMBEDDING_ROW,
                 output_fields=["doc"],
             )

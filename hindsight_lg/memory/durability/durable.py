@@ -11,8 +11,9 @@ the audit trail by its capture id and acked in the spool in the background.
 Order matters for "exactly once": a crash before the marker replays the
 capture (the duplicate merges into the record already written: same text,
 similarity 1.0); a crash after it only acks. An entry that fails with
-anything but a store error (it would fail on every replay) is moved to the
-spool's dead-letter file, and replay goes on with the rest.
+anything but a store error or a missing embedding model (it would fail on
+every replay) is moved to the spool's dead-letter file, and replay goes on
+with the rest.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hindsight_lg.backends.base import MemoryBackend, check_namespace
-from hindsight_lg.errors import StoreError
+from hindsight_lg.errors import ModelNotAvailable, StoreError
 from hindsight_lg.memory.durability.spool import Spool, SpoolEntry, marker_id
 from hindsight_lg.memory.requests import CaptureRequest, from_payload
 from hindsight_lg.model import MemoryRecord
@@ -130,7 +131,10 @@ class SpooledCapture:
                 self.spool.ack(cid)  # finished before a crash: nothing to redo
                 return []
             written = self._write(request, cid)
-        except StoreError as exc:
+        except (StoreError, ModelNotAvailable) as exc:
+            # A missing model (memory opened for work that embeds nothing on
+            # a machine without the store's model) is no fault of the entry:
+            # it waits, like a store outage, for an engine that has the model.
             self._deferred(cid, exc)
             return None
         except Exception as exc:
@@ -155,12 +159,13 @@ class SpooledCapture:
             dead_letters=str(self.spool.dead_path),
         )
 
-    def _deferred(self, cid: str, exc: StoreError) -> None:
+    def _deferred(self, cid: str, exc: Exception) -> None:
         with self._lock:
             self._failed.add(cid)
         degrade(
             SPOOL,
-            "the store failed: the capture waits in the spool and is replayed",
+            "the store (or the embedding model) failed: the capture waits in the "
+            "spool and is replayed",
             log_event="capture_spooled",
             capture_id=cid,
             error=str(exc)[:200],

@@ -20,7 +20,12 @@ about what did not) and the top three memories each returns are read. Printed
 for each: memories kept (active), current facts in the top 3 (of 6) and stale
 facts in the top 3 (of 3; fewer is better).
 
-Run: ``python benchmarks/langmem_compare.py [--embedder minilm|hashing] [-v]``
+With ``--decay-days N`` a third row runs our script again and calls
+``decay()`` N days after the last turn, as a scheduled job would: the one-off
+question is kept as a ``query`` memory (1-day half-life) until then, where
+LangMem's model chose not to store it.
+
+Run: ``python benchmarks/langmem_compare.py [--embedder minilm|hashing] [-v] [--decay-days N]``
 (needs the ``bench`` and ``agents`` extras: ``pip install 'hindsight-lg[bench,agents]'``).
 """
 
@@ -217,8 +222,11 @@ class _Clock:
         return self.now
 
 
-def run_hindsight(embedder: Embedder) -> Score:
-    """The script through ``HindsightMiddleware`` with no LLM at all."""
+def run_hindsight(embedder: Embedder, decay_days: float = 0.0) -> Score:
+    """The script through ``HindsightMiddleware`` with no LLM at all.
+
+    ``decay_days > 0``: one ``decay()`` that many days after the last turn.
+    """
     clock = _Clock()
     backend = InMemoryBackend()
     with HindsightMemory(backend, embedder, clock=clock) as memory:
@@ -230,22 +238,32 @@ def run_hindsight(embedder: Embedder) -> Score:
             config = {"configurable": {"user_id": USER, "thread_id": f"t{i}"}}
             agent.invoke({"messages": [HumanMessage(turn.text)]}, config)
         memory.flush()
+        name = "hindsight-lg middleware, no LLM"
+        if decay_days > 0:
+            clock.now += decay_days * DAY
+            memory.decay(USER)
+            name += f", decay() {decay_days:g} days later"
         kept = len(memory.list_memories(USER))
 
         def top3(question: str) -> list[str]:
             result = memory.recall(question, namespace=USER, k=3, timeout=None)
             return [r.content for r in result.records]
 
-        return score("hindsight-lg middleware, no LLM", kept, top3)
+        return score(name, kept, top3)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="minilm", help="minilm or hashing")
     parser.add_argument("--verbose", "-v", action="store_true", help="the top 3s")
+    parser.add_argument(
+        "--decay-days", type=float, default=0.0, help="add a row with decay() after"
+    )
     args = parser.parse_args()
     embedder = default_embedder(args.embedder)
     rows = [run_langmem(embedder), run_hindsight(embedder)]
+    if args.decay_days > 0:
+        rows.append(run_hindsight(embedder, args.decay_days))
     print(f"embedder {embedder.model_id}; {len(SCRIPT)} turns, 3 changes of mind")
     print("| system | memories kept | current in top 3 | stale in top 3 |")
     print("|---|---|---|---|")

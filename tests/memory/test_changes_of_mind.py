@@ -56,6 +56,27 @@ def test_a_commute_change_in_other_words_supersedes_and_ranks_first(
     assert [new.id] == recalled[:1]
 
 
+def test_a_switch_from_one_drink_to_another_supersedes_and_ranks_first(
+    memory: HindsightMemory, namespace: str, clock: FrozenClock
+) -> None:
+    """ "switched from green tea to black coffee" replaces the tea; recall answers coffee."""
+    old, new = _change(
+        memory,
+        namespace,
+        clock,
+        "I drink green tea every morning",
+        "I've switched from green tea to black coffee in the mornings",
+    )
+    assert [new.id] == [r.id for r in memory.list_memories(namespace)]
+    history = {r.id: r for r in memory.list_memories(namespace, history=True)}
+    assert (Status.SUPERSEDED, new.id) == (
+        history[old.id].status,
+        history[old.id].superseded_by,
+    )
+    recalled = memory.recall("What do I drink in the morning?", namespace=namespace)
+    assert [new.id] == [r.id for r in recalled.records]
+
+
 def test_a_move_said_in_chinese_replaces_where_the_user_lives(
     memory: HindsightMemory, namespace: str, clock: FrozenClock
 ) -> None:
@@ -129,25 +150,25 @@ def test_the_corpus_has_both_languages_every_category_and_two_halves() -> None:
 
 
 def test_held_out_decisions_stay_above_the_measured_floor() -> None:
-    """On the half never tuned on: supersede precision >= 0.95, recall >= 0.70 (measured 1.00 / 0.76)."""
+    """On the half never tuned on: supersede precision >= 0.95, recall >= 0.78 (measured 1.00 / 0.81)."""
     pairs = load_pairs(CORPUS, "held")
     gold = [coarse(p.label) for p in pairs]
     got = [coarse(d) for d in judge_outcomes(pairs, judge_texts)]
     s = score(gold, got, SUPERSEDE)
-    assert (s.precision >= 0.95, s.recall >= 0.70) == (True, True), s
+    assert (s.precision >= 0.95, s.recall >= 0.78) == (True, True), s
     exact = sum(
         p.label == d
         for p, d in zip(pairs, judge_outcomes(pairs, judge_texts), strict=True)
     )
-    assert exact / len(pairs) >= 0.85
+    assert exact / len(pairs) >= 0.88
 
 
 def test_held_out_captures_supersede_with_the_measured_precision() -> None:
-    """End to end on the held-out half: supersede precision >= 0.95, recall >= 0.65 (measured 1.00 / 0.70)."""
+    """End to end on the held-out half: supersede precision >= 0.95, recall >= 0.78 (measured 1.00 / 0.81)."""
     pairs = load_pairs(CORPUS, "held")
     embedder = HashingEmbedder()
     got = capture_outcomes(
         pairs, lambda: HindsightMemory(InMemoryBackend(), embedder, clock=FrozenClock())
     )
     s = score([coarse(p.label) for p in pairs], got, SUPERSEDE)
-    assert (s.precision >= 0.95, s.recall >= 0.65) == (True, True), s
+    assert (s.precision >= 0.95, s.recall >= 0.78) == (True, True), s

@@ -18,6 +18,10 @@ REF = 1_686_756_600.0
         ("Remind me to book flights to Lisbon", Kind.TASK),
         ("From now on, always answer in bullet points", Kind.RULE),
         ("What's the weather in Paris?", Kind.QUERY),
+        # "book" the noun is no task: a one-off question, a thing read.
+        ("What's a good book to read on a long flight?", Kind.QUERY),
+        ("I read a great book last week", Kind.EVENT),
+        ("I booked a hotel in Rome", Kind.TASK),
         ("My sister Lena lives in Lisbon", Kind.FACT),
         ("I'm feeling stressed about the launch", Kind.EMOTION),
         ("We went to the beach", Kind.EVENT),
@@ -105,3 +109,18 @@ def test_explicit_because_links_consecutive_events() -> None:
         ref_time=REF,
     )
     assert [(0, 1)] == x.causes
+
+
+@pytest.mark.parametrize("text", ["I'm into Python", "I use Vim", "I quit Twitter"])
+def test_a_statement_of_stopwords_and_a_name_is_kept_when_it_says_something(
+    text: str,
+) -> None:
+    """ "I'm into Python" states what the user likes; it is no acknowledgement."""
+    [event] = extract(text, speaker="user", ref_time=REF).events
+    assert event.salience >= 0.3
+
+
+def test_thanks_and_a_name_is_still_an_acknowledgement() -> None:
+    """ "Thanks, Melanie!" sets no slot and stays below the promotion threshold."""
+    [event] = extract("Thanks, Melanie!", speaker="user", ref_time=REF).events
+    assert event.salience < 0.3

@@ -1,4 +1,4 @@
-"""Which active memories a new one replaces, corrects, restates or stands beside.
+"""Which current memories a new one replaces, corrects, restates or stands beside.
 
 A change of mind is found by *slot*, not by words or kind: "These days I
 cycle to the office instead" and "I take the 7:40 train" share few words and
@@ -11,6 +11,11 @@ The default judge reads both statements as slots (:mod:`..language.judge`);
 with an LLM, :mod:`.llm_judge` asks the model and falls back to it. A
 statement outside every slot the judge knows falls back to the older rule:
 the same kind, a shared entity, and a flipped polarity or an update cue.
+
+Current means active *or cold*: a memory that went cold from disuse is still
+what the person last said. A change of mind supersedes it (history kept)
+rather than leaving it cold, where a direct question could still wake it, and
+a restatement reinforces it rather than making a second copy.
 """
 
 from __future__ import annotations
@@ -25,11 +30,16 @@ from hindsight_lg.memory.language.lexicon import anchor_words
 from hindsight_lg.memory.language.slots import read
 from hindsight_lg.model import Kind, MemoryRecord, Status
 
-# (new memory, active candidates) -> one decision per candidate
+# (new memory, current candidates) -> one decision per candidate
 Judge = Callable[[MemoryRecord, Sequence[MemoryRecord]], list[Decision]]
 
 _LEGACY_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
 SLOT_KEY = "slot"  # meta key: the slot a memory sets ("user/commute")
+# Archived, superseded and deleted memories are history, never candidates.
+CURRENT = (Status.ACTIVE.value, Status.COLD.value)
+# Bounds on what merging near-duplicates accumulates on one record.
+_MERGED_ITEMS = 64
+_DETAIL_CHARS = 2000
 
 
 def heuristic_judge(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> list[Decision]:
@@ -68,13 +78,13 @@ def slot_terms(content: str) -> list[str]:
 
 
 def candidates(backend: MemoryBackend, record: MemoryRecord, limit: int) -> list[Hit]:
-    """Active memories the new one may change: nearest, then same-slot words.
+    """Current memories (active, cold) the new one may change: nearest, then slot words.
 
     Dense neighbours alone miss a change of mind in other words ("moved to
     Shenzhen" after "I live in Hangzhou"), so a lexical search with the slot's
     words adds the memories that state the same slot (score 0: not similar).
     """
-    where = Where(reader=record.agent_id or None)
+    where = Where(statuses=CURRENT, reader=record.agent_id or None)
     hits = backend.search_dense(record.namespace, record.dense, where, limit=limit)
     anchors = slot_terms(record.content)
     if anchors:
@@ -90,6 +100,46 @@ def retire(old: MemoryRecord, by: str, importance: float) -> None:
     old.superseded_by = by
     old.importance = importance
     old.version += 1
+
+
+def mergeable(record: MemoryRecord, cold_threshold: float) -> bool:
+    """Whether a restatement may merge into ``record`` (and wake it if cold).
+
+    Not into a cold memory at full strength: consolidation moved it cold and
+    its summary answers for it (decay only moves weak memories).
+    """
+    return record.status is not Status.COLD or record.strength < cold_threshold
+
+
+def absorb(old: MemoryRecord, new: MemoryRecord, now: float) -> bool:
+    """Merge restatement ``new`` into ``old``; returns whether ``old`` was cold.
+
+    The caller bumps ``old.version`` and writes it.
+    """
+    woken = old.status is Status.COLD
+    if woken:
+        # Said again: as current as a new memory would be.
+        old.status = Status.ACTIVE
+        old.strength = new.strength
+    old.event_time = max(old.event_time, new.event_time)
+    old.last_accessed_at = now
+    old.importance = min(1.0, old.importance + 0.1 * (1 - old.importance))
+    # Every merge adds to one record: what it keeps is bounded, so a memory
+    # restated a thousand times still fits the store's document limit.
+    old.source_ids = list(dict.fromkeys(old.source_ids + new.source_ids))[
+        -_MERGED_ITEMS:
+    ]
+    old.entities = list(dict.fromkeys(old.entities + new.entities))[:_MERGED_ITEMS]
+    old.participants = list(dict.fromkeys(old.participants + new.participants))[
+        :_MERGED_ITEMS
+    ]
+    details = old.meta.get("details", [])
+    if new.content not in old.content and new.content not in details:
+        details = [*details, new.content]
+        while len(details) > 1 and sum(len(d) for d in details) > _DETAIL_CHARS:
+            details.pop(0)  # the oldest detail goes first
+        old.meta["details"] = details
+    return woken
 
 
 @dataclass(slots=True)

@@ -17,8 +17,10 @@ from hindsight_lg.memory.capture.conflicts import (
     SLOT_KEY,
     Judge,
     Resolution,
+    absorb,
     candidates,
     heuristic_judge,
+    mergeable,
     resolve,
     retire,
 )
@@ -57,10 +59,6 @@ from hindsight_lg.model import (
 # only the most recently active threads keep theirs.
 _CONTEXT_CHARS = 1000
 _THREADS_KEPT = 10_000
-
-# Bounds on what merging near-duplicates accumulates on one record.
-_MERGED_ITEMS = 64
-_DETAIL_CHARS = 2000
 
 
 class Writer:
@@ -389,11 +387,14 @@ class Writer:
         if found.superseded:
             return self._supersede(namespace, record, found, now)
         merge_into = found.reinforced
+        if merge_into is not None and not self._mergeable(merge_into):
+            merge_into = None
         for hit in hits:
             if merge_into is None and (
                 hit.score >= self.policy.merge_threshold
                 and hit.record.kind == record.kind
                 and hit.record.id not in found.kept_apart
+                and self._mergeable(hit.record)
             ):
                 merge_into = hit.record
         if merge_into is not None:
@@ -422,6 +423,9 @@ class Writer:
                 {"content": record.content, "source_ids": record.source_ids},
             ),
         )
+
+    def _mergeable(self, record: MemoryRecord) -> bool:
+        return mergeable(record, self.policy.cold_threshold)
 
     def _supersede(
         self, namespace: str, new: MemoryRecord, found: Resolution, now: float
@@ -472,24 +476,7 @@ class Writer:
         self, namespace: str, new: MemoryRecord, old_id: str, now: float
     ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
         old = self.backend.get(namespace, [old_id], vectors=True)[0]
-        old.event_time = max(old.event_time, new.event_time)
-        old.last_accessed_at = now
-        old.importance = min(1.0, old.importance + 0.1 * (1 - old.importance))
-        # Every merge adds to one record: what it keeps is bounded, so a memory
-        # restated a thousand times still fits the store's document limit.
-        old.source_ids = list(dict.fromkeys(old.source_ids + new.source_ids))[
-            -_MERGED_ITEMS:
-        ]
-        old.entities = list(dict.fromkeys(old.entities + new.entities))[:_MERGED_ITEMS]
-        old.participants = list(dict.fromkeys(old.participants + new.participants))[
-            :_MERGED_ITEMS
-        ]
-        details = old.meta.get("details", [])
-        if new.content not in old.content and new.content not in details:
-            details = [*details, new.content]
-            while len(details) > 1 and sum(len(d) for d in details) > _DETAIL_CHARS:
-                details.pop(0)  # the oldest detail goes first
-            old.meta["details"] = details
+        woken = absorb(old, new, now)
         old.version += 1
         self.backend.upsert(namespace, [old])
         return (
@@ -500,7 +487,8 @@ class Writer:
                 old.id,
                 "merge",
                 now,
-                {"content": new.content, "source_ids": new.source_ids},
+                {"content": new.content, "source_ids": new.source_ids}
+                | ({"woken": True} if woken else {}),
             ),
         )
 

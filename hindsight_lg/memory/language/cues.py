@@ -37,7 +37,15 @@ _CHANGE_EN = re.compile(
 )
 _CHANGE_ZH = re.compile(
     r"现在|最近|这些天|如今|目前|改成|改为|改用|改到|换成|换了|换到|换用|不再|已经|搬|"
-    r"开始|戒|跳槽|入职|调到|挪到|以后都|从今以后|转行"
+    r"开始|戒|跳槽|入职|调到|挪到|以后都|从今以后|转行|而不是|"
+    r"改(?=[喝吃坐骑学去住做当穿听看玩打开])"
+)
+# Adopting a value in place of another: "switched to", "instead of", "改喝".
+_SWITCHED_EN = re.compile(
+    r"\b(?:switch\w*|chang\w* to|instead|went over to|replac\w*|swapp?\w*)\b", re.I
+)
+_SWITCHED_ZH = re.compile(
+    r"换成|改成|改为|换到|换用|改用|替换|而不是|改(?=[喝吃坐骑学去住做当穿听看玩打开])"
 )
 _NOW_AND_THEN = re.compile(r"\b(?:every )?now and (?:then|again)\b", re.I)
 _MOVED = re.compile(r"\b(?:moved|relocated|moving back)\b|搬", re.I)
@@ -94,6 +102,7 @@ class Cues:
     hypothetical: bool
     question: bool
     moved: bool
+    switched: bool = False
 
 
 def cues(text: str, attribute: str = "", *, span: str | None = None) -> Cues:
@@ -125,7 +134,19 @@ def cues(text: str, attribute: str = "", *, span: str | None = None) -> Cues:
         hypothetical=hypothetical and not _FROM_NOW_ON.search(text),
         question=bool((_QUESTION_ZH if zh else _QUESTION_EN).search(text.strip())),
         moved=bool(_MOVED.search(text)),
+        switched=bool((_SWITCHED_ZH if zh else _SWITCHED_EN).search(text)),
     )
+
+
+def denies(text: str) -> bool:
+    """Whether ``text`` has a negation ("never", "don't", "没有", "不").
+
+    Example:
+        >>> denies("I never"), denies("我没有"), denies("I")
+        (True, True, False)
+    """
+    zh = bool(re.search(r"[\u4e00-\u9fff]", text))
+    return bool((_NEGATION_ZH if zh else _NEGATION_EN).search(text))
 
 
 def _correction(text: str, zh: bool) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from hindsight_lg._text import has_cjk, has_negation, split_events, terms, words
 from hindsight_lg.memory.language.relations import NOT_NAMES, relations
+from hindsight_lg.memory.language.slots import read
 from hindsight_lg.memory.language.timeparse import find_window
 from hindsight_lg.model import Kind, SourceKind
 
@@ -29,7 +30,9 @@ _RULES: list[tuple[Kind, re.Pattern[str]]] = [
         Kind.TASK,
         re.compile(
             r"\b(remind me|remember to|don't forget|need to|have to|todo|to-do|deadline|"
-            r"i will|i'll|i'm going to|i am going to|planning to|plan to|schedule|book|"
+            r"i will|i'll|i'm going to|i am going to|planning to|plan to|schedule|"
+            # "book" the verb ("to book flights"), not the noun ("a good book").
+            r"(?:to|please|you|i|we|let's)\s+book|booked|"
             r"appointment|meeting)\b|提醒|记得|要去|打算|计划|安排|预约|截止|待办|出差|开会",
             re.I,
         ),
@@ -189,7 +192,8 @@ def _only_acknowledges(text: str, ents: list[str]) -> bool:
         return False
     names = {w for e in ents for w in terms(e)}
     content = [t for t in terms(text) if t not in _ACKNOWLEDGEMENTS and t not in names]
-    return not content
+    # "I'm into Python" is all stopwords and a name, yet says what the user likes.
+    return not content and read(text) is None
 
 
 def salience(text: str, kind: Kind, ents: list[str], has_time: bool) -> float:

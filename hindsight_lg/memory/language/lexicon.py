@@ -99,7 +99,16 @@ _CATEGORY: dict[str, tuple[str, ...]] = {
     ),
     "uses:browser": ("chrome", "firefox", "safari", "edge", "brave", "arc"),
     "uses:os": ("linux", "ubuntu", "windows", "macos", "mac", "arch", "fedora"),
-    "uses:notes": ("notion", "obsidian", "evernote", "onenote", "logseq", "bear"),
+    "uses:notes": (
+        "notion",
+        "obsidian",
+        "evernote",
+        "onenote",
+        "logseq",
+        "bear",
+        "印象笔记",
+        "有道云笔记",
+    ),
 }
 
 _RELATIONS = {
@@ -168,9 +177,20 @@ def category_of(value: str) -> str:
         if any(_contains(value, w) for w in words):
             return category
     for attribute in ("commute", "drink", "diet"):
-        if value in _CANON[attribute]:
+        table = _CANON[attribute]
+        if value in table or canonical(value, attribute) in table:
             return attribute
+    if _drink_head(value):
+        return "drink"
     return ""
+
+
+def _drink_head(value: str) -> bool:
+    """Whether a phrase ends in a drink ("black coffee", "iced oat lattes")."""
+    words = _EN_WORD.findall(value)
+    heads = {stem(w) for ws in _CANON["drink"].values() for w in ws if " " not in w}
+    # The value may be stemmed already ("black coffe"): either form counts.
+    return bool(words) and bool({words[-1], stem(words[-1])} & heads)
 
 
 def _names(value: str, stemmed: str, word: str, attribute: str) -> bool:
@@ -179,8 +199,11 @@ def _names(value: str, stemmed: str, word: str, attribute: str) -> bool:
     A vehicle anywhere in a commute names it ("the 7:40 train"); a drink
     must be the whole value, so "oat milk lattes" is not "milk".
     """
-    if attribute in _CONTAINED or has_cjk(word):
+    if attribute in _CONTAINED:
         return _contains(value, word)
+    if has_cjk(word):
+        # A Chinese noun ends in its head: "黑咖啡" is coffee, "咖啡店" a café.
+        return value.endswith(word)
     return stemmed == " ".join(stem(w) for w in word.split())
 
 

@@ -16,9 +16,11 @@ compare equal, and "骑车" is "bike" in either language.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hindsight_lg.memory.language.cues import cues
+from hindsight_lg.memory.language.cues import cues, denies
+from hindsight_lg.memory.language.frames import Change, split_change
 from hindsight_lg.memory.language.lexicon import (
     MANY,
     SINGLE_VALUED,
@@ -40,8 +42,12 @@ _ZH_REL = (
 _V = r"(?P<v>[^,.;!?]+)"  # an English value: up to the end of the clause
 # A place may carry its region: "Portland, Oregon" is not "Portland, Maine".
 _PLACE = r"(?P<v>[^,.;!?]+(?:,\s*[A-Z][a-z]+(?: [A-Z][a-z]+)?(?=\s*(?:$|[,.;!?])))?)"
-_ZV = r"(?P<v>[\u4e00-\u9fffA-Za-z0-9]{1,12}?)"  # a Chinese value, shortest first
-_ZEND = r"(?=了|的|吧|啊|呢|，|,|。|！|!|？|\?|；|\s|和|跟|上班|工作|$)"
+# A Chinese value, shortest first; Latin words in it keep their spaces ("VS Code").
+_ZV = r"(?P<v>(?:[\u4e00-\u9fffA-Za-z0-9]|(?<=[A-Za-z0-9]) (?=[A-Za-z0-9])){1,12}?)"
+_ZEND = (
+    r"(?=了|的|吧|啊|呢|，|,|。|！|!|？|\?|；|(?<![A-Za-z0-9])\s|\s(?![A-Za-z0-9])|"
+    r"和|跟|上班|工作|$)"
+)
 
 # (attribute, pattern) in order; the first match in a clause is its slot.
 _EN: list[tuple[str, re.Pattern[str]]] = [
@@ -159,7 +165,21 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
         (
             "switch",
             rf"\b(?:switched|switch|switching|changed|moved|went)\s+"
-            rf"(?:over\s+)?to\s+{_V}",
+            rf"(?:over\s+|back\s+)?to\s+{_V}",
+        ),
+        # What one has, orders or sticks to, read by the value's category
+        # ("I have coffee in the afternoon" is a drink; "I have a meeting" nothing).
+        (
+            "switch",
+            rf"\b(?:have|has|having|get|gets|order|orders|ordering|choose|pick|"
+            rf"opt for|go for|went for|stick to|stick with|stuck with)\s+{_V}",
+        ),
+        (
+            "stop",
+            r"\b(?:gave up|give up|giving up|given up|quit|quitting|stopped|ditched|"
+            r"dropped|kicked|cut out|done with|no longer)\s+"
+            r"(?!(?:at|by|in|for|to|on|with|off|here|there|it|that|this|them|him|her|"
+            rf"me|us|you|now|today)\b){_V}",
         ),
     ]
 ]
@@ -214,7 +234,8 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
             r"(?P<v>(?:每周|周|星期|礼拜|每天|早上|上午|下午|晚上)"
             r"[\u4e00-\u9fff0-9:点半]{0,6})",
         ),
-        ("switch", rf"(?:换成了?|改成了?|改为|换了){_ZV}{_ZEND}"),
+        ("switch", rf"(?:换成了?|改成了?|改为|换了|换到了?|换用){_ZV}{_ZEND}"),
+        ("stop", rf"(?:戒掉了?|戒了|戒|不再){_ZV}{_ZEND}"),
     ]
 ]
 
@@ -235,14 +256,20 @@ _CUT_EN = re.compile(
     r"\s+(?:and|but|because|since|so|when|while|which|who|every|each|most|on|at|"
     r"in|for|with|from|to|these days|nowadays|now|again|instead|anymore|any more|"
     r"too|as well|these|this|last|next|since|before|after|by|than|rather|over|"
-    r"though|lately|recently|all|these|then|or|via|i|if)\b.*$",
+    r"though|lately|recently|all|these|then|or|via|i|if|years|months|weeks|ago|"
+    r"yesterday|today|tonight)\b.*$",
     re.I,
 )
 
 
 THIRD_PERSON = "*"
+# The attribute of "I gave up chocolate" or "I switched from Python to Rust"
+# when no table says what the value is: it matches an earlier statement of
+# any attribute by value (:mod:`.judge`).
+ANY = "any"
 _LEAD_EN = re.compile(
-    r"^(?:(?:a|an|the|my|some|good|nice|great|cup of|cups of|lots of|more|actually|"
+    r"^(?:(?:a lot of|lots of|plenty of|a|an|the|my|some|good|nice|great|cup of|"
+    r"cups of|more|actually|"
     r"honestly|well|so|but|and|now|these days|nowadays|oh|also|still|really)\s+)+"
 )
 
@@ -256,7 +283,10 @@ class Reading:
     (``-1`` for "I hate X"). The cues say how the statement relates to what
     was said before: ``change`` ("these days", "instead", "搬到"), ``correction``
     ("sorry, I meant", "说错了"), ``addition`` ("also", "也"), ``hypothetical``
-    ("if", "might", "如果", "考虑") and ``question``.
+    ("if", "might", "如果", "考虑") and ``question``. ``previous`` is the old
+    value the statement names as given up, as said ("green tea" in "I've
+    switched from green tea to black coffee"), and ``switched`` says it
+    adopts its value in place of another ("switched to", "instead of", "改喝").
     """
 
     subject: str
@@ -269,6 +299,8 @@ class Reading:
     hypothetical: bool = False
     question: bool = False
     raw_value: str = ""
+    previous: str = ""
+    switched: bool = False
 
     @property
     def slot(self) -> str:
@@ -301,36 +333,59 @@ def read(text: str) -> Reading | None:
     text = " ".join(text.split())
     if not text:
         return None
-    found = _match(text)
-    if found is None:
-        return None
-    attribute, m = found
+    # "from green tea to black coffee": the new value is read from the rest
+    # ("switched to black coffee"), the old one kept to match earlier memories.
+    change = split_change(text)
+    for frame, m in _matches(change.text):
+        reading = _reading(text, change, frame, m)
+        if reading is not _EMPTY:
+            return reading
+    return None
+
+
+_EMPTY = Reading("", "", "")  # a pattern matched a value with no content ("it")
+
+
+def _reading(text: str, change: Change, frame: str, m: re.Match[str]) -> Reading | None:
+    """The reading one pattern's match gives; :data:`_EMPTY` to try the next one."""
     value, topic = m.group("v"), m.groupdict().get("t") or ""
-    subject = _subject(text[: m.start()], text)
+    subject = _subject(change.text[: m.start()], change.text)
     if subject is None:
         return None
-    key = value_key(value, attribute)
+    key = value_key(value, frame)
     if not key:
-        return None
-    attribute, key = _refine(attribute, key, topic, value.lower())
-    if attribute == "switch":
+        # "... and still drink it": the value is elsewhere in the sentence.
+        return _EMPTY
+    attribute, key = _refine(frame, key, topic, value.lower())
+    if attribute == "switch" and not change.previous:
         return None  # "I switched to X" with X of no known category: unread
-    c = cues(text, attribute, span=_clause(text, m))
+    if attribute in ("switch", "stop"):
+        attribute = ANY
+    if frame in ("switch", "stop"):
+        key = value_key(value, attribute)  # "啤酒" is "beer" once it is a drink
+    c = cues(text, attribute, span=_clause(change.text, m))
+    negated = c.negated
+    if frame == "stop":
+        # "I gave up X" denies X; "I never gave up X" does not.
+        negated = not denies(_head(change.text, m))
+    moved = attribute == "residence" and c.moved
     return Reading(
         subject=subject,
         attribute=attribute,
         value=key,
-        negated=c.negated,
-        change=c.change or attribute == "residence" and c.moved,
+        negated=negated,
+        change=c.change and (negated or frame != "stop") or moved,
         correction=c.correction,
         addition=c.addition,
         hypothetical=c.hypothetical,
         question=c.question,
         raw_value=value.strip(),
+        previous=change.previous,
+        switched=c.switched or bool(change.previous),
     )
 
 
-def _match(text: str) -> tuple[str, re.Match[str]] | None:
+def _matches(text: str) -> Iterator[tuple[str, re.Match[str]]]:
     # The table's order decides, not the position: "These days I cycle to the
     # office instead of taking the train" is about cycling (the first, more
     # specific commute pattern), whatever comes first in the sentence.
@@ -338,8 +393,7 @@ def _match(text: str) -> tuple[str, re.Match[str]] | None:
     for attribute, pattern in table:
         m = pattern.search(text)
         if m is not None:
-            return attribute, m
-    return None
+            yield attribute, m
 
 
 def _clause(text: str, m: re.Match[str]) -> str:
@@ -348,8 +402,12 @@ def _clause(text: str, m: re.Match[str]) -> str:
     "I live in Ningbo, not Hangzhou" denies Hangzhou, not Ningbo; "I don't
     enjoy running anymore, my knees hate it" is one denial, not two.
     """
-    head = re.split(r"[,.;!?，。；！？]", text[: m.start()])[-1]
-    return head + text[m.start() : m.end()]
+    return _head(text, m) + text[m.start() : m.end()]
+
+
+def _head(text: str, m: re.Match[str]) -> str:
+    """What precedes the match in its clause."""
+    return re.split(r"[,.;!?，。；！？]", text[: m.start()])[-1]
 
 
 def _subject(prefix: str, text: str) -> str | None:
@@ -405,7 +463,7 @@ def _refine(attribute: str, key: str, topic: str, raw: str) -> tuple[str, str]:
         )
         return f"schedule:{canonical(head.lower(), 'schedule')}", key
     category = category_of(raw) or category_of(key)
-    if attribute == "switch" and category:
+    if attribute in ("switch", "stop") and category:
         return category, key
     if attribute == "uses" and category.startswith("uses:"):
         return category, key

@@ -244,3 +244,21 @@ def test_the_panel_serves_a_store_whose_model_is_missing(
     assert 503 == answers["search"].status_code
     assert MISSING_MODEL in answers["search"].json()["error"]
     assert MISSING_MODEL in capsys.readouterr().err  # the warm-up said so at start
+
+
+@pytest.mark.slow
+def test_a_minilm_store_recalls_without_embedder(
+    tmp_path: Path, minilm: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store of MiniLM vectors: recall with no flag loads MiniLM and finds by meaning."""
+    uri = str(tmp_path / "minilm.db")
+    with HindsightMemory.from_uri(uri, embedder=minilm) as memory:
+        memory.capture("I prefer green tea over coffee", namespace=NAMESPACE)
+        memory.capture("My sister Anna lives in Lisbon", namespace=NAMESPACE)
+    store = ["-n", NAMESPACE, "--uri", uri]
+    code, out, err = _run(capsys, "stats", *store)
+    assert 0 == code, err
+    assert "sentence-transformers/all-MiniLM-L6-v2" == json.loads(out)["embedder"]
+    code, out, err = _run(capsys, "recall", "Which city is her sibling in?", *store)
+    assert 0 == code, err
+    assert "Lisbon" in out.splitlines()[0]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # Run in a child process: Milvus Lite holds its file for the process's life,
 # and the child must start with neither torch nor FlagEmbedding imported.
 _SCRIPT = """
@@ -18,7 +20,7 @@ from hindsight_lg.cli import main
 from hindsight_lg.embeddings import MINILM_ID
 from hindsight_lg.model import MemoryRecord
 
-uri, out = sys.argv[1:]
+uri, out, *flag = sys.argv[1:]
 backend = MilvusBackend(uri)  # a store of MiniLM vectors, written without the model
 backend.setup(dim=384, model_id=MINILM_ID)
 vector = np.random.default_rng(1).normal(size=384)
@@ -27,7 +29,7 @@ record = MemoryRecord(
 )
 backend.upsert("u", [record])
 backend.close()
-store = ["--uri", uri, "--embedder", "minilm"]
+store = ["--uri", uri, *flag]  # --embedder minilm, or none: the store's own
 commands = {
     "list": ["list", "-n", "u", *store],
     "stats": ["stats", "-n", "u", *store],
@@ -49,11 +51,20 @@ print(json.dumps({
 """
 
 
-def test_commands_that_do_not_embed_never_import_the_model(tmp_path: Path) -> None:
-    """list, stats, audit, export, decay, namespaces and forget never import torch."""
+@pytest.mark.parametrize(
+    "flag", [["--embedder", "minilm"], []], ids=["named", "adopted"]
+)
+def test_commands_that_do_not_embed_never_import_the_model(
+    tmp_path: Path, flag: list[str]
+) -> None:
+    """list, stats, audit, export, decay, namespaces and forget never import torch.
+
+    Named with --embedder or adopted from the store (a MiniLM one), alike.
+    """
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "-c", _SCRIPT, str(tmp_path / "m.db"), str(tmp_path / "o")]
     done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, str(tmp_path / "m.db"), str(tmp_path / "o")],
+        [*argv, *flag],
         capture_output=True,
         text=True,
         env=env,

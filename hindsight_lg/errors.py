@@ -5,7 +5,7 @@ The hierarchy::
     HindsightError
     ├── StoreError                 the long-term store failed
     │   ├── StoreUnavailable       it cannot be reached or opened
-    │   │   └── StoreLocked        another process holds a Milvus Lite file
+    │   │   └── StoreLocked        another process holds a Milvus Lite file or spool
     │   ├── StoreTimeout           it did not answer in time
     │   └── ConflictError          a compare-and-swap lost against a newer version
     ├── EmbeddingError             an embedding model is missing or mismatched
@@ -34,7 +34,7 @@ class StoreUnavailable(StoreError):
 
 
 class StoreLocked(StoreUnavailable):
-    """Another process holds the Milvus Lite file open."""
+    """Another process holds the Milvus Lite file open, or owns the capture spool."""
 
 
 class StoreTimeout(StoreError):

@@ -92,10 +92,13 @@ def test_audit_does_not_claim_a_memory_was_never_recalled(
     assert "recalls are not recorded" in report
 
 
-def test_the_capture_spool_is_ignored_by_git() -> None:
-    """The spool beside a Lite file (``<file>.spool``) is in .gitignore."""
+@pytest.mark.parametrize("name", ["", ".lock", ".dead", ".tmp"])
+def test_the_capture_spool_is_ignored_by_git(name: str) -> None:
+    """The spool beside a Lite file, its lock and its dead letters are in .gitignore."""
     ignored = subprocess.run(
-        ["git", "check-ignore", "-q", "hindsight.db.spool"], cwd=ROOT, check=False
+        ["git", "check-ignore", "-q", f"hindsight.db.spool{name}"],
+        cwd=ROOT,
+        check=False,
     )
     assert ignored.returncode == 0
 

@@ -129,11 +129,13 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
     # A namespace with only spooled captures left is still worth forgetting.
     with open_memory(args, known_namespace=not args.spool, embeds=False) as memory:
-        if not _confirmed(args):
-            print("nothing erased", file=sys.stderr)
-            return NOT_FOUND
+        # Opened (locked) before anything is erased: a spool a live process
+        # holds is refused here, with the store untouched.
         spool = _other_spool(args.spool, memory)
         try:
+            if not _confirmed(args):
+                print("nothing erased", file=sys.stderr)
+                return NOT_FOUND
             report = forget_namespace(
                 memory, args.namespace, spool=spool, verify=args.verify
             )
@@ -145,13 +147,18 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def _other_spool(path: str | None, memory: Any) -> Any:
-    """A spool to purge besides the memory's own; ``None`` for the own one."""
+    """A spool to purge besides the memory's own, opened; ``None`` for the own one.
+
+    Raises:
+        StoreLocked: a live process owns the spool (it would write the
+            tenant's captures back): forget through it, or stop it first.
+    """
     from hindsight_lg.memory import Spool
 
     own = getattr(memory, "spool", None)
     if not path or (own is not None and own.path.resolve() == Path(path).resolve()):
         return None
-    return Spool(path)
+    return Spool(path).open()
 
 
 def _confirmed(args: argparse.Namespace) -> bool:

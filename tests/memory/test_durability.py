@@ -19,6 +19,7 @@ from hindsight_lg.memory.durability import spool as spool_module
 from hindsight_lg.memory.durability.commit import GroupCommit
 from hindsight_lg.memory.durability.spool import Spool
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+from tests.memory._spools import crash
 
 
 def _memory(backend: InMemoryBackend, spool: Path, **kw: Any) -> HindsightMemory:
@@ -47,7 +48,7 @@ def test_a_short_write_is_refused_and_leaves_no_torn_line(
         spool.append({"messages_or_text": "lost", "namespace": "u"})
     monkeypatch.setattr(spool_module.os, "write", real_write)
     after = spool.append({"messages_or_text": "after", "namespace": "u"})
-    os.close(spool._fd)
+    crash(spool)
     again = Spool(path)
     assert (path.stat().st_size > size, [e.id for e in again.pending()]) == (
         True,
@@ -115,7 +116,7 @@ def test_an_event_time_that_is_not_a_number_is_refused_the_same_everywhere(
 def _crashed_spool(path: Path, items: Sequence[dict[str, Any]]) -> list[str]:
     spool = Spool(path)
     ids = [spool.append(item) for item in items]
-    os.close(spool._fd)  # a crash: no compaction, no ack
+    crash(spool)  # a crash: no compaction, no ack
     return ids
 
 

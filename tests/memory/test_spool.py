@@ -21,6 +21,7 @@ from hindsight_lg import HindsightMemory
 from hindsight_lg.errors import StoreUnavailable
 from hindsight_lg.memory.durability.spool import Spool
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+from tests.memory._spools import crash
 
 CHILD = Path(__file__).with_name("_capture_loop.py")
 
@@ -31,7 +32,7 @@ def test_pending_survives_reopen_and_ack_removes(tmp_path: Path) -> None:
     a = spool.append({"messages_or_text": "one", "namespace": "u"})
     b = spool.append({"messages_or_text": "two", "namespace": "u"})
     spool.ack(a)
-    os.close(spool._fd)  # no close(): simulate a crash (no compaction)
+    crash(spool)  # no close(): simulate a crash (no compaction)
     again = Spool(tmp_path / "s.spool")
     assert [e.id for e in again.pending()] == [b]
     assert again.pending()[0].item["messages_or_text"] == "two"
@@ -43,7 +44,7 @@ def test_torn_and_corrupt_lines_are_skipped(tmp_path: Path) -> None:
     spool = Spool(path)
     keep = spool.append({"messages_or_text": "kept", "namespace": "u"})
     spool.append({"messages_or_text": "flipped", "namespace": "u"})
-    os.close(spool._fd)
+    crash(spool)
     lines = path.read_bytes().splitlines(keepends=True)
     lines[1] = lines[1].replace(b"flipped", b"flopped")
     path.write_bytes(b"".join(lines) + b'0badc0de {"op":"put","id":"x')
@@ -122,7 +123,7 @@ def test_replay_after_finished_capture_does_not_duplicate(tmp_path: Path) -> Non
     audit_before = len(backend.audit("u"))
     crashed = Spool(tmp_path / "b.spool")
     crashed.append({"messages_or_text": text, "namespace": "u"}, capture_id=cid)
-    os.close(crashed._fd)
+    crash(crashed)
     second = _memory(backend, tmp_path / "b.spool")  # replays on open
     assert (len(backend.audit("u")), second.spool.pending()) == (audit_before, [])  # type: ignore[union-attr]
 

@@ -16,10 +16,23 @@ join a torn one, and :class:`~hindsight_lg.errors.StoreUnavailable` is raised.
 An entry that can never be written (replay fails on it with anything but a
 store error) is moved to the dead-letter file ``<spool>.dead`` so the
 entries behind it still land.
+
+One process owns a spool. :meth:`Spool.open` takes an exclusive
+``flock`` on ``<spool>.lock`` (writing its pid there) and holds it until
+:meth:`Spool.close`; the kernel lets go of it when the process dies, so a
+SIGKILL leaves no stale lock. A second opener, in another process or in
+this one, gets :class:`~hindsight_lg.errors.StoreLocked` naming the holder,
+before it has read or changed anything. Why it matters: the owner keeps
+its pending entries in memory and rewrites the file from them (compaction,
+purge), so a second writer's lines would be lost on the owner's next
+rewrite, and text the second one erased would be written back.
+Limit: ``flock`` is advisory and per host; on a network file system that
+does not lock, the spool opens with a warning and no exclusivity.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
@@ -30,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hindsight_lg.errors import StoreUnavailable
+from hindsight_lg.errors import StoreLocked, StoreUnavailable
 from hindsight_lg.model import new_id
 from hindsight_lg.telemetry import get_logger
 
@@ -96,6 +109,7 @@ class Spool:
         self._acked = 0
         self.corrupt_lines = 0
         self._fd = -1
+        self._lock_fd = -1
         self._opened = False  # stays True after close(): a closed spool stays shut
 
     def open(self) -> Spool:
@@ -105,6 +119,8 @@ class Spool:
             The spool itself, so ``Spool(path).open()`` reads as one step.
 
         Raises:
+            StoreLocked: another process (or another ``Spool`` of this one)
+                holds the spool; nothing was read or changed.
             OSError: the folder or file cannot be created or read.
         """
         with self._lock:
@@ -115,9 +131,24 @@ class Spool:
         if self._opened:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._load()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._lock_fd = _own(self.path, self.lock_path)
+        try:
+            self._load()
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except BaseException:
+            self._release()
+            raise
         self._opened = True
+
+    @property
+    def lock_path(self) -> Path:
+        """The lock file whose ``flock`` says which process owns the spool."""
+        return self.path.with_name(self.path.name + ".lock")
+
+    def _release(self) -> None:
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)  # closing the last descriptor drops the flock
+            self._lock_fd = -1
 
     @contextmanager
     def _ready(self) -> Iterator[None]:
@@ -321,6 +352,56 @@ class Spool:
                 get_logger().warning("spool_compact_failed", error=str(exc))
             os.close(self._fd)
             self._fd = -1
+            self._release()
+
+
+def _own(path: Path, lock_path: Path) -> int:
+    """Take the spool's lock and write our pid in it; returns its descriptor.
+
+    Raises:
+        StoreLocked: another open file description holds the lock.
+    """
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(fd)
+        os.close(fd)
+        raise StoreLocked(_busy(path, holder)) from None
+    except OSError as exc:  # a file system without locks: durable, not exclusive
+        get_logger().warning(
+            "spool_not_locked", path=str(path), error=exc.strerror or str(exc)
+        )
+        return fd
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _holder(fd: int) -> int | None:
+    """The pid the lock's holder wrote, if it wrote one yet."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _busy(path: Path, holder: int | None) -> str:
+    """What to do about a spool another owner holds (one line, for the CLI too)."""
+    if holder == os.getpid():
+        return (
+            f"the capture spool {path} is already open in this process "
+            f"(pid {holder}) through another Spool: share that memory "
+            "(one HindsightMemory per spool) or close it first; nothing was changed"
+        )
+    who = f"process {holder}" if holder else "another process"
+    return (
+        f"the capture spool {path} is held by {who}, which is running and owns "
+        "it: nothing was read or changed. Forget a tenant through that process "
+        "(memory.forget(namespace)), or stop it and run this again; another "
+        "process needs a spool of its own"
+    )
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -29,9 +29,10 @@ def main() -> None:
             outcomes.append(play(persona, lite_opener(folder, embedder)))
     print(f"embedder {embedder.model_id}, {time.perf_counter() - start:.1f} s")
     print(
-        "| persona | kept (top 3) | faded | current first | stale active | statuses |"
+        "| persona | kept (top 3) | faded | current first | stale active "
+        "| stale cold | statuses |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for row in summary(outcomes):
         print("| " + " | ".join(str(v) for v in row.values()) + " |")
     if args.verbose:
@@ -39,6 +40,7 @@ def main() -> None:
             print(o.persona, "kept", o.kept)
             print(o.persona, "faded", o.faded)
             print(o.persona, "current first", o.current_first, "stale", o.stale_active)
+            print(o.persona, "stale cold", o.stale_cold)
 
 
 if __name__ == "__main__":

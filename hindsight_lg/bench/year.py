@@ -241,6 +241,9 @@ class Outcome:
     faded: dict[str, str] = field(default_factory=dict)
     current_first: dict[str, bool] = field(default_factory=dict)
     stale_active: dict[str, int] = field(default_factory=dict)
+    # Stale statements left cold rather than superseded: a direct question
+    # could still wake them.
+    stale_cold: dict[str, int] = field(default_factory=dict)
     statuses: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -344,12 +347,13 @@ def question(persona: Persona, memory: HindsightMemory, namespace: str) -> Outco
         out.current_first[change.new_key] = (
             first is not None and change.new_key in first.content
         )
-        out.stale_active[change.old_key] = sum(
-            r.status is Status.ACTIVE
-            and change.old_key in r.content
-            and change.new_key not in r.content
+        stale = [
+            r
             for r in rows
-        )
+            if change.old_key in r.content and change.new_key not in r.content
+        ]
+        out.stale_active[change.old_key] = sum(r.status is Status.ACTIVE for r in stale)
+        out.stale_cold[change.old_key] = sum(r.status is Status.COLD for r in stale)
     return out
 
 
@@ -381,6 +385,7 @@ def summary(outcomes: list[Outcome]) -> list[dict[str, Any]]:
             "faded": f"{o.faded_count}/{len(o.faded)}",
             "current first": f"{sum(o.current_first.values())}/{len(o.current_first)}",
             "stale active": sum(o.stale_active.values()),
+            "stale cold": sum(o.stale_cold.values()),
             "statuses": dict(sorted(o.statuses.items())),
         }
         for o in outcomes

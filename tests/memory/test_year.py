@@ -69,6 +69,23 @@ def test_a_year_archives_one_off_questions_but_never_what_matters(
     assert set(outcome.kept_status.values()) <= {"active", "cold"}
 
 
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_a_year_of_changes_of_mind_leaves_only_the_current_version(
+    name: str, years: dict[str, Outcome]
+) -> None:
+    """Each change ranks first for its question; no stale statement stays active or cold.
+
+    The script is replayed late in the year, when the first statements have gone
+    cold: the replayed change must supersede the cold stale one too.
+    """
+    outcome = years[name]
+    assert outcome.current_first and all(outcome.current_first.values())
+    assert (0, 0) == (
+        sum(outcome.stale_active.values()),
+        sum(outcome.stale_cold.values()),
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_a_year_on_milvus_lite_reopened_each_season(

@@ -90,6 +90,17 @@ def fit_id(value: str, limit: int = MAX_ID_BYTES) -> str:
     return f"{head}~{digest}"
 
 
+def fit_label(value: str, limit: int = MAX_LABEL_BYTES) -> str:
+    """A client's message name or id as a record keeps it: no NUL, ``limit`` bytes.
+
+    Messages come from clients: a name is made to fit, never a reason to
+    refuse the turn. A lone surrogate becomes ``?``; a cut never splits a
+    character. Deterministic, so one message keeps one key.
+    """
+    data = value.replace("\x00", "").encode("utf-8", "replace")
+    return data[:limit].decode("utf-8", "ignore")
+
+
 def check_text(value: object, what: str, limit: int = MAX_TEXT_BYTES) -> str:
     """Refuse text a memory cannot hold; returns it unchanged.
 

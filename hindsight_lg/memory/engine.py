@@ -347,6 +347,10 @@ class HindsightMemory(LifecycleMethods):
                 sees it); nothing was queued.
         """
         capture_id = kwargs.pop("capture_id", None)
+        if kwargs.get("event_time") is None:
+            # Said now, not when the worker gets to it; the parts of a long
+            # turn (see CaptureWorker) share this time like one capture's turns.
+            kwargs["event_time"] = self.clock()
         request = capture_request(messages_or_text, namespace=namespace, **kwargs)
         item = request.payload()
         if capture_id is not None:

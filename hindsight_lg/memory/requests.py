@@ -26,6 +26,7 @@ from hindsight_lg.backends.base import (
     check_labels,
     check_namespace,
     check_text,
+    fit_label,
 )
 from hindsight_lg.memory.language.timeparse import check_event_time
 from hindsight_lg.model import Scope
@@ -89,9 +90,11 @@ def capture_request(
 
     Raises:
         ValueError: a namespace :func:`check_namespace` refuses, an id longer
-            than 512 bytes of UTF-8, a speaker or source id over 512 bytes
-            or with NUL or a lone surrogate, more than 256 source ids, an
-            unknown scope, or an ``event_time``
+            than 512 bytes of UTF-8, a speaker or source id over 512 bytes,
+            NUL or a lone surrogate in the turn's text, an id, the speaker
+            or a source id (a message's id or name is made to fit instead:
+            :func:`~hindsight_lg.backends.base.fit_label`), more than 256
+            source ids, an unknown scope, or an ``event_time``
             that is NaN, infinite or outside the years 1 to 9999.
         TypeError: an id or speaker that is not a string, or an
             ``event_time`` that is not a number (a string such as ``"123"``
@@ -156,6 +159,7 @@ def _check_id(name: str, value: Any) -> None:
         return
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    _storable(value, name)
     if len(value.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
         raise ValueError(
             f"{name} is longer than {MAX_ID_BYTES} bytes of UTF-8: "
@@ -168,9 +172,28 @@ def _content(messages_or_text: Any) -> Content:
     if isinstance(messages_or_text, bytes):
         raise ValueError("capture() takes text or messages, not bytes")
     if isinstance(messages_or_text, str):
-        return messages_or_text
+        return _storable(messages_or_text, "text")
     many = as_message(messages_or_text)
-    return plain_messages(many if isinstance(many, (list, tuple)) else [many])
+    plain = plain_messages(many if isinstance(many, (list, tuple)) else [many])
+    for message in plain:
+        # Refused here, where submit() can still tell its caller; found on the
+        # worker it would only reach the dead letters.
+        _storable(message["content"], "text")
+        for key in ("id", "name"):
+            if key in message:  # a client's label is made to fit, never refused
+                message[key] = fit_label(message[key])
+    return plain
+
+
+def _storable(text: str, what: str) -> str:
+    """``text`` unless it holds NUL or a lone surrogate (no store keeps either).
+
+    Any length passes: long text is cut by the writer, long names by the turn.
+    """
+    return check_text(text, what, limit=_ANY_LENGTH)
+
+
+_ANY_LENGTH = 1 << 62
 
 
 @dataclass(frozen=True, slots=True)

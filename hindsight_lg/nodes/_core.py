@@ -41,6 +41,7 @@ from hindsight_lg.nodes._run import (
     RecallNote,
     ledger_for,
     reflection_args,
+    submit_turn,
     without_turn,
 )
 from hindsight_lg.nodes._turns import (
@@ -300,13 +301,8 @@ def capture_node(
         if found is not None:
             # The hand-off is the turn's whole cost: plain dicts, claims, a
             # queue put. Encoding, embedding and the store run on the worker.
-            memory.submit(
-                capturable(current_turn(messages), tools=capture_tools),
-                namespace=found.namespace,
-                agent_id=found.agent_id,
-                thread_id=found.thread_id,
-                scope=scope,
-            )
+            turn = capturable(current_turn(messages), tools=capture_tools)
+            submit_turn(memory, found, turn, scope=scope)
         stale = _drop_ephemeral(messages)
         return {"messages": stale} if stale else {}
 

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hindsight_lg._messages import lookup
+from hindsight_lg import telemetry
+from hindsight_lg._messages import lookup, text_of
 from hindsight_lg.identity import Identity
 from hindsight_lg.memory import RecallResult
 
@@ -59,6 +60,42 @@ def ledger_for(memory: Any) -> RunLedger:
         if ledger is None:
             ledger = _LEDGERS[memory] = RunLedger()
         return ledger
+
+
+def submit_turn(memory: Any, who: Identity, messages: list[Any], **kwargs: Any) -> None:
+    """Hand a run's turn to the memory's worker, without what no store keeps.
+
+    ``submit`` refuses a turn holding a message no store can keep (bytes, a
+    NUL or a lone surrogate, which a client can put in any message). Such a
+    message must not end the run: it is left out, with a ``capture_refused``
+    log line, and the rest of the turn is captured. Other refusals (a bad
+    scope, an id over the limit) still raise: they are the caller's setup.
+    """
+    kept = [m for m in messages if _storable(m)]
+    if len(kept) < len(messages):
+        telemetry.get_logger().warning(
+            "capture_refused",
+            namespace=who.namespace,
+            messages=len(messages) - len(kept),
+            reason="bytes, NUL or a lone surrogate in a message",
+        )
+    if kept:
+        memory.submit(
+            kept,
+            namespace=who.namespace,
+            agent_id=who.agent_id,
+            thread_id=who.thread_id,
+            **kwargs,
+        )
+
+
+def _storable(message: Any) -> bool:
+    try:
+        text = text_of(message)
+        text.encode("utf-8")
+    except (ValueError, TypeError):  # bytes content, a lone surrogate
+        return False
+    return "\x00" not in text
 
 
 def reflection_args(memory: Any, who: Identity, llm: Any) -> dict[str, Any]:

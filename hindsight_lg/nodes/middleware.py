@@ -45,6 +45,7 @@ from hindsight_lg.nodes._run import (
     RecallNote,
     ledger_for,
     reflection_args,
+    submit_turn,
     without_turn,
 )
 from hindsight_lg.nodes._turns import (
@@ -211,13 +212,8 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
     # -- after_agent: capture and reflect -------------------------------------
 
     def _capture(self, who: Identity, turn: list[Any]) -> None:
-        self.memory.submit(
-            capturable(turn, tools=self.capture_tools),
-            namespace=who.namespace,
-            agent_id=who.agent_id,
-            thread_id=who.thread_id,
-            scope=self.scope,
-        )
+        turn = capturable(turn, tools=self.capture_tools)
+        submit_turn(self.memory, who, turn, scope=self.scope)
 
     def _done(self, result: Reflection) -> None:
         self.last_reflection = result

@@ -96,6 +96,42 @@ def test_what_the_store_cannot_hold_is_refused_at_the_door(
     memory.close()
 
 
+def test_a_message_name_or_id_no_store_can_hold_is_made_to_fit(tmp_path: Path) -> None:
+    """NUL or a lone surrogate in a client's message name or id never drops the turn."""
+    memory = _memory(InMemoryBackend(), tmp_path / "s.spool")
+    turn = [
+        {"role": "user", "content": "I like tea", "name": "A\x00na", "id": "m\ud83d"}
+    ]
+    memory.submit(turn, namespace="u")
+    memory.flush()
+    [record] = memory.list_memories("u")
+    assert (record.participants, record.source_ids) == (["Ana"], ["m?"])
+    assert memory.spool.dead() == []  # type: ignore[union-attr]
+    memory.close()
+
+
+@pytest.mark.parametrize(
+    ("turn", "says"),
+    [
+        ("I like tea\x00", "NUL"),
+        ("I like tea \ud800", "surrogate"),
+        ([{"role": "user", "content": "I like \udfff tea"}], "surrogate"),
+    ],
+)
+def test_a_turn_no_store_can_hold_is_refused_by_submit_too(
+    tmp_path: Path, turn: Any, says: str
+) -> None:
+    """NUL or a lone surrogate in a turn is a ValueError at submit(), not a dead letter."""
+    memory = _memory(InMemoryBackend(), tmp_path / "s.spool")
+    for call in (memory.capture, memory.submit):
+        with pytest.raises(ValueError, match=says):
+            call(turn, namespace="u")
+    memory.flush()
+    assert (tmp_path / "s.spool").read_bytes() == b""
+    assert memory.spool.dead() == []  # type: ignore[union-attr]
+    memory.close()
+
+
 @pytest.mark.parametrize("when", ["123", "1700000000.5", b"123", True, [1.0]])
 @pytest.mark.parametrize("spooled", [True, False])
 def test_an_event_time_that_is_not_a_number_is_refused_the_same_everywhere(
@@ -152,7 +188,17 @@ def test_a_failing_submitted_capture_is_quarantined_not_replayed(
     """A queued capture that raises is moved to the dead letters, so reopening is clean."""
     backend = InMemoryBackend()
     memory = _memory(backend, tmp_path / "s.spool")
-    memory.submit("binary\x00data", namespace="u")
+    durable = memory._durable
+    assert durable is not None
+    real = durable._write
+
+    def write(request: Any, capture_id: str | None) -> Any:
+        if "poison" in str(request.content):  # what the door cannot foresee
+            raise RuntimeError("the encode pipeline failed (test)")
+        return real(request, capture_id)
+
+    durable._write = write
+    memory.submit("a poison turn", namespace="u")
     memory.submit("I prefer green tea over coffee", namespace="u")
     memory.close()
     again = _memory(backend, tmp_path / "s.spool")

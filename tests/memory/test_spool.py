@@ -174,10 +174,10 @@ def test_an_open_memorys_exit_hook_still_commits(tmp_path: Path) -> None:
 
 
 def _spy(accept: Any, path: Path) -> Any:
-    def wrapped(item: dict[str, Any]) -> dict[str, Any]:
-        out = accept(item)
-        assert out["capture_id"] in path.read_text()
-        return out
+    def wrapped(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = accept(items)
+        assert all(it["capture_id"] in path.read_text() for it in out)
+        return list(out)
 
     return wrapped
 

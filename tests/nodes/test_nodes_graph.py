@@ -261,3 +261,22 @@ def test_reflection_sees_the_answer_a_new_turn_corrects() -> None:
     ]
     assert [m.id for m in reflection_turn(thread)] == ["3", "4", "5", "6"]
     assert [m.id for m in reflection_turn(thread[:2])] == ["1", "2"]
+
+
+@pytest.mark.parametrize("hostile", ["binary\x00data", "half a pair \ud800"])
+def test_a_message_no_store_keeps_never_ends_the_run(
+    memory: HindsightMemory,
+    make_graph: GraphFactory,
+    model: FakeToolChatModel,
+    hostile: str,
+) -> None:
+    """A client's NUL or lone surrogate is left out of the capture; the run answers."""
+    graph = make_graph(InMemorySaver())
+    out = graph.invoke(
+        {"messages": [HumanMessage(hostile), HumanMessage(FACT)]}, cfg("t1")
+    )
+    memory.flush()
+    assert out["messages"][-1].content  # the model answered
+    contents = [r.content for r in memory.list_memories("u1", history=True)]
+    assert any("jasmine tea" in c for c in contents)
+    assert not any(hostile in c for c in contents)

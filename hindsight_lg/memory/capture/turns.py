@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hindsight_lg._messages import AI, HUMAN, as_message, lookup, role, text_of
-from hindsight_lg.backends.base import MAX_LABEL_BYTES
+from hindsight_lg.backends.base import fit_label
 from hindsight_lg.model import Scope, SourceKind
 
 
@@ -99,13 +99,8 @@ def kept_turns(turns: Sequence[Turn], previous: Turn | None) -> list[bool]:
 
 
 def _label(value: str) -> str:
-    """A message's name or id cut to what a record keeps (512 bytes, no NUL).
-
-    Messages come from clients: a name is made to fit, never a reason to
-    refuse the turn.
-    """
-    data = value.replace("\x00", "").encode("utf-8", "replace")
-    return data[:MAX_LABEL_BYTES].decode("utf-8", "ignore")
+    """A message's name or id cut to what a record keeps (see :func:`fit_label`)."""
+    return fit_label(value)
 
 
 @dataclass(frozen=True, slots=True)

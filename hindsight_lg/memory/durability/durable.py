@@ -58,19 +58,28 @@ class SpooledCapture:
         self._failed: set[str] = set(e.id for e in spool.pending())
         self._lock = threading.Lock()
 
-    def accept(self, item: dict[str, Any]) -> dict[str, Any]:
-        """Spool a worker item before it is queued; returns it with its id.
+    def accept(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Spool worker items before they are queued; returns them with their ids.
 
-        Items are :meth:`CaptureRequest.payload` dicts, checked by ``submit``.
+        Items are :meth:`CaptureRequest.payload` dicts, checked by ``submit``
+        (the parts of one turn, cut by the worker). They are written with one
+        ``fsync``, all or none: a turn is never half accepted.
 
         Raises:
-            StoreUnavailable: the spool could not be written.
+            StoreUnavailable: the spool could not be written; none was accepted.
         """
-        if item.get("capture_id"):
-            return item
-        if item.get("event_time") is None:
-            item = {**item, "event_time": self._clock()}
-        return {**item, "capture_id": self.spool.append(item)}
+        out = [dict(it) for it in items]
+        fresh = [it for it in out if not it.get("capture_id")]
+        now = self._clock()
+        for it in fresh:
+            if it.get("event_time") is None:
+                it["event_time"] = now  # a replay must not date it later
+        if fresh:
+            # Spooled as they are now (copies): the id is the entry's, not a field.
+            ids = self.spool.append_many(fresh)
+            for it, cid in zip(fresh, ids, strict=True):
+                it["capture_id"] = cid
+        return out
 
     def capture(
         self, request: CaptureRequest, capture_id: str | None

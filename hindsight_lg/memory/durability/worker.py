@@ -1,4 +1,4 @@
-"""Background capture: a bounded queue drained by one daemon thread.
+"""Background capture: bounded per-tenant lanes drained by one daemon thread.
 
 Capture runs the whole write pipeline (extraction, embedding, dedupe, conflict
 checks), which takes milliseconds to seconds. Agents must not wait for it, so
@@ -12,15 +12,25 @@ The worker also keeps the set of message ids already handed to capture
 ("claims"): the capture node, the middleware and the checkpointer share it,
 so a message reaches long-term memory once however many of them see it.
 
+Fair across tenants: each namespace has its own lane and the thread serves
+lanes in turn, one batch each (:mod:`.lanes`). A turn longer than
+``max_messages`` messages is cut at submit into captures of at most that many
+(spooled together, with one ``fsync``), and a batch never grows past it. So a
+tenant's turn waits for the batch running now plus at most one batch of each
+other tenant with work queued, never for another tenant's whole backlog.
+Cutting a turn costs its later parts one thing only: without a ``thread_id``,
+an answer at the start of a part no longer sees the question that ended the
+part before it (with one, the writer keeps the thread's last turn anyway).
+
 Other writes that must not block a turn (reflection's reinforce / weaken /
-lesson) are queued as jobs on the same queue with :meth:`CaptureWorker.defer`:
-they run after the captures submitted before them, and ``flush()`` waits for
+lesson) are queued as jobs with :meth:`CaptureWorker.defer`: a job for a
+namespace runs after that namespace's captures submitted before it; a job
+without one runs after everything submitted before it. ``flush()`` waits for
 them too.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -32,9 +42,12 @@ from opentelemetry import trace
 from hindsight_lg import telemetry
 from hindsight_lg._messages import message_key
 from hindsight_lg.memory.durability.commit import at_exit
+from hindsight_lg.memory.durability.lanes import Lanes
 from hindsight_lg.telemetry import parent_span
 
 CaptureFn = Callable[..., Any]
+#: Makes queue items durable before they are queued (all or none); returns them.
+Accept = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
 _STOP = object()
 
 
@@ -56,6 +69,9 @@ class CaptureWorker:
         max_claims: how many message ids to remember for de-duplication.
         max_batch: at most this many queued message captures with the same
             target are written in one capture call.
+        max_messages: a turn with more messages is cut into captures of at
+            most this many, and a batch holds at most this many: the unit of
+            fairness between tenants.
 
     Example:
         >>> seen = []
@@ -76,20 +92,24 @@ class CaptureWorker:
         maxsize: int = 1024,
         max_claims: int = 200_000,
         max_batch: int = 64,
+        max_messages: int = 64,
     ) -> None:
+        if max_messages < 1:
+            raise ValueError(f"max_messages must be at least 1, not {max_messages}")
         self._capture = capture
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
+        self._queue = Lanes(maxsize)
         self._claims: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._max_claims = max_claims
         self.max_batch = max_batch
+        self.max_messages = max_messages
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
         self.errors = 0
         self.done = 0
-        # Set by an engine with a spool: makes an item durable before it is
-        # queued, so "accepted" means "survives a crash".
-        self.on_accept: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        # Set by an engine with a spool: makes items durable (all or none)
+        # before they are queued, so "accepted" means "survives a crash".
+        self.on_accept: Accept | None = None
 
     # -- de-duplication ------------------------------------------------------
 
@@ -123,52 +143,62 @@ class CaptureWorker:
 
     # -- the queue -------------------------------------------------------------
 
-    def defer(self, job: Callable[[], Any]) -> None:
-        """Queue a job to run on the worker after everything queued before it.
+    def defer(self, job: Callable[[], Any], namespace: str | None = None) -> None:
+        """Queue a job to run on the worker.
 
         Jobs are not spooled: a crash loses them, which suits work that is
         useful but not owed to anyone (reflection).
 
+        Args:
+            job: called with no arguments on the worker thread.
+            namespace: the tenant the job is about: it runs after that
+                tenant's captures queued before it, in its lane. ``None``:
+                after everything queued before it, and before anything
+                queued after it.
+
         Raises:
             RuntimeError: the worker was closed.
         """
         if self._closed:
             raise RuntimeError("capture worker is closed; open a new HindsightMemory")
         self._ensure_thread()
-        self._put((job, _trace_context()))
+        self._put((job, _trace_context()), namespace)
 
-    def _put(self, entry: tuple[Any, otel_context.Context]) -> None:
-        try:
-            self._queue.put_nowait(entry)
-        except queue.Full:
+    def _put(self, entry: tuple[Any, otel_context.Context], lane: str | None) -> None:
+        if not self._queue.put(entry, lane, wait=False):
             _log("warning", "capture_queue_full", size=self.pending)
-            self._queue.put(entry)
+            self._queue.put(entry, lane)
 
     def submit(self, item: dict[str, Any]) -> bool:
         """Queue one capture and return at once (waits only when the queue is full).
 
+        A turn of more than ``max_messages`` messages is queued as several
+        captures, in order (accepted, with a spool, all or none).
+
         Raises:
             RuntimeError: the worker was closed.
         """
         if self._closed:
             raise RuntimeError("capture worker is closed; open a new HindsightMemory")
         self._ensure_thread()
+        items = _parts(item, self.max_messages)
         if self.on_accept is not None:
-            item = self.on_accept(item)
+            items = self.on_accept(items)
         # The capture's span joins the submitter's trace (the node that
         # submitted it), though it runs later on the worker thread.
-        self._put((item, _trace_context()))
+        context = _trace_context()
+        for part in items:
+            self._put((part, context), str(part.get("namespace", "")))
         return True
 
     @property
     def pending(self) -> int:
         """Items queued or running."""
-        return self._queue.unfinished_tasks
+        return self._queue.unfinished
 
     def pending_for(self, namespace: str) -> int:
         """Captures of ``namespace`` queued and not started yet."""
-        with self._queue.mutex:
-            return sum(1 for e in self._queue.queue if _of(e, namespace, None))
+        return self._queue.count(lambda e: _of(e, namespace, None))
 
     def cancel(self, namespace: str, thread_id: str | None = None) -> int:
         """Drop queued captures of a namespace (or of one of its threads).
@@ -176,27 +206,14 @@ class CaptureWorker:
         Captures already running finish; with a spool they find their entry
         purged and write nothing. Returns how many were dropped.
         """
-        q = self._queue
-        with q.mutex:
-            kept = [e for e in q.queue if not _of(e, namespace, thread_id)]
-            dropped = len(q.queue) - len(kept)
-            if not dropped:
-                return 0
-            q.queue.clear()
-            q.queue.extend(kept)
-            q.unfinished_tasks -= dropped
-            q.not_full.notify_all()
-            if q.unfinished_tasks == 0:
-                q.all_tasks_done.notify_all()
-        _log("info", "captures_cancelled", namespace=namespace, count=dropped)
+        dropped = self._queue.remove(lambda e: _of(e, namespace, thread_id))
+        if dropped:
+            _log("info", "captures_cancelled", namespace=namespace, count=dropped)
         return dropped
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every submitted capture ran; ``False`` if ``timeout`` passed."""
-        with self._queue.all_tasks_done:
-            return self._queue.all_tasks_done.wait_for(
-                lambda: self._queue.unfinished_tasks == 0, timeout
-            )
+        return self._queue.join(timeout)
 
     def close(self, timeout: float | None = None) -> None:
         """Drain the queue, then stop the thread; idempotent."""
@@ -204,7 +221,7 @@ class CaptureWorker:
             return
         self._closed = True
         if self._thread is not None:
-            self._queue.put(_STOP)
+            self._queue.put(_STOP, None)  # a barrier: after everything queued
             self._thread.join(timeout)
 
     def _ensure_thread(self) -> None:
@@ -224,26 +241,36 @@ class CaptureWorker:
         self.close(timeout=30.0)
 
     def _run(self) -> None:
-        held: Any = None
         while True:
-            entry = held if held is not None else self._queue.get()
-            held = None
+            lane, entry = self._queue.get()
             if entry is _STOP:
-                self._queue.task_done()
+                self._queue.done()
                 return
-            batch = [entry]
-            # Turns queued faster than they are written go to the store together:
-            # one capture call means one embedding call and one write round.
-            while _batchable(entry) and len(batch) < self.max_batch:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if not _same_capture(entry, nxt):
-                    held = nxt
-                    break
-                batch.append(nxt)
-            self._handle(batch)
+            self._handle(self._batch(lane, entry))
+
+    def _batch(self, lane: str | None, entry: Any) -> list[Any]:
+        """``entry`` and the captures queued right behind it in its lane that fit.
+
+        Turns queued faster than they are written go to the store together
+        (one capture call: one embedding call and one write round), up to
+        ``max_batch`` turns and ``max_messages`` messages: the tenant's turn.
+        """
+        batch = [entry]
+        if lane is None or not _batchable(entry):
+            return batch
+        size = len(entry[0]["messages_or_text"])
+
+        def fits(nxt: Any) -> bool:
+            more = len(nxt[0]["messages_or_text"]) if _batchable(nxt) else 0
+            return _same_capture(entry, nxt) and size + more <= self.max_messages
+
+        while len(batch) < self.max_batch:
+            nxt = self._queue.take_next(lane, fits)
+            if nxt is None:
+                break
+            batch.append(nxt)
+            size += len(nxt[0]["messages_or_text"])
+        return batch
 
     def _handle(self, batch: list[Any]) -> None:
         item, ctx = batch[0]
@@ -262,8 +289,24 @@ class CaptureWorker:
             _log("error", "capture_failed", error=repr(exc), **_about(item))
         finally:
             otel_context.detach(token)
-            for _ in batch:
-                self._queue.task_done()
+            self._queue.done(len(batch))
+
+
+def _parts(item: dict[str, Any], size: int) -> list[dict[str, Any]]:
+    """A message capture cut into captures of at most ``size`` messages, in order.
+
+    An item spooled already (it has a ``capture_id``) stays whole: its spool
+    entry is one capture.
+    """
+    messages = item.get("messages_or_text")
+    if not isinstance(messages, list) or len(messages) <= size:
+        return [item]
+    if item.get("capture_id"):
+        return [item]
+    return [
+        {**item, "messages_or_text": messages[i : i + size]}
+        for i in range(0, len(messages), size)
+    ]
 
 
 def _batchable(entry: Any) -> bool:

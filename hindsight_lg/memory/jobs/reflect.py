@@ -356,10 +356,10 @@ def reflect_later(
 ) -> None:
     """Queue :func:`reflect` on the memory's background worker and return at once.
 
-    It runs after the captures queued before it (so the run's own turn is
-    stored first) and ``memory.flush()`` waits for it. With an ``llm`` the
-    model call runs there too: captures queued behind it wait for it, the
-    turn does not.
+    It runs after the tenant's captures queued before it (so the run's own
+    turn is stored first) and ``memory.flush()`` waits for it. With an
+    ``llm`` the model call runs there too: the worker waits for it (other
+    captures too, while it runs), the turn does not.
 
     Args:
         memory: the engine to judge and update.
@@ -378,4 +378,5 @@ def reflect_later(
         if on_done is not None:
             on_done(result)
 
-    memory.worker.defer(job)
+    # In the tenant's lane: after its captures, never holding up another's.
+    memory.worker.defer(job, kwargs.get("namespace"))

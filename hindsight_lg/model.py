@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 # ``meta`` key of the rest of the turn an event was split from: searched by the
 # lexical paths with the event's own words, never shown in a prompt.
 CONTEXT_KEY = "context"
+# The text of the turn an event was split from, shown around it at recall.
+TURN_KEY = "turn"
 
 
 _E = TypeVar("_E", bound=StrEnum)

@@ -16,6 +16,7 @@ from hindsight_lg._commands import (
     positive_int,
 )
 from hindsight_lg.memory import ClusterParams, RecallResult
+from hindsight_lg.memory.recall.breakdown import describe
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -68,10 +69,9 @@ def explain_tree(result: RecallResult) -> str:
             f"{'└' if last else '├'}── {m.score:.3f} {m.record.kind.value} "
             f"{m.id[:8]} {m.record.content[:70]}"
         )
-        parts = detail.get(m.id, m.paths)
         bar = " " if last else "│"
-        for key in sorted(parts):
-            lines.append(f"{bar}     {key:<14} {parts[key]:.3f}")
+        for text in describe(m.paths, m.breakdown):
+            lines.append(f"{bar}     {text}")
         if m.id in result.wake:
             lines.append(f"{bar}     cold, {result.wake[m.id]}")
     if result.cut:

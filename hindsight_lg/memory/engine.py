@@ -249,6 +249,7 @@ class HindsightMemory(LifecycleMethods):
             >>> memory.warm_up(namespaces=["u42"])
         """
         vector = self.embedder.embed(["warm up"])[0]
+        self._searcher.relevance.get()  # calibrates the relevance rule once
         self.backend.search_dense(_WARM_UP_NAMESPACE, vector, Where(), limit=1)
         _ = self.wake_rule  # measured on the embedder now, not at a recall
         if read_cache_of(self._store) is None:
@@ -410,6 +411,8 @@ class HindsightMemory(LifecycleMethods):
             include_experience=include_experience,
         )
         limit = self.policy.recall_timeout_s if timeout is DEFAULT_TIMEOUT else timeout
+        if self.policy.relevance:
+            self._searcher.relevance.get()  # measured once, off the deadline
         return self._recall(request, limit)
 
     async def arecall(

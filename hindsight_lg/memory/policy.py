@@ -106,10 +106,25 @@ class Policy:
     # The best this many turns are shown whole (the other events recall found
     # of each follow it); past them, repeated turns come last.
     whole_turns: int = 0
+    # Characters of a fragment's turn a line shows around it (0: the fragment
+    # alone), for the lines shown in full and for the summarised tail.
+    turn_chars_full: int = 300
+    turn_chars: int = 0
+    # Lines repeating nearly all of an earlier line's words are dropped.
+    drop_near_duplicates: bool = True
     # Recall stops where memories score below this share of the best one
     # ("clearly irrelevant"); until then the token budget decides how many.
     stop_below: float = 0.1
     min_strength: float = 0.05
+    # Relevance rule (recall/relevance.py): a memory must bear on the query
+    # directly (dense cosine over the embedder's calibrated floor, BM25 over
+    # lexical_score_floor, or the query's time window) or through graph /
+    # feedback of at least relevance_link; with none, recall returns nothing.
+    relevance: bool = True
+    relevance_false_rate: float = 0.01
+    # A fixed cosine floor instead of the calibrated ones.
+    relevance_similarity: float | None = None
+    relevance_link: float = 0.1
     # A cold memory wakes for a direct hit (see memory/recall/wake.py): its
     # dense similarity clears a floor measured on the embedder (the cosine
     # only this share of unrelated pairs reach), or a number set here; and it

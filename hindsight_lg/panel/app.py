@@ -234,6 +234,7 @@ class Panel:
                         "memory": views.record_json(m.record),
                         "score": m.score,
                         "paths": explanation.get(m.id, m.paths),
+                        "breakdown": m.breakdown.to_json() if m.breakdown else None,
                     }
                     for m in result.memories
                 ],

@@ -106,8 +106,20 @@ def test_an_event_is_found_by_the_words_of_its_turn(memory: HindsightMemory) -> 
     sibling = _sibling(memory)
     result = memory.recall("museum", namespace="u", explain=True)
     lexical = (result.explanation or {}).get(sibling.id, {}).get("lexical", 0.0)
-    shown = [m.line for m in result.memories if m.id == sibling.id]
-    assert (lexical > 0, "museum" in " ".join(shown)) == (True, False)
+    assert lexical > 0 and sibling.id in result.ids
+
+
+def test_a_line_shows_its_fragment_in_the_words_of_its_turn(
+    memory: HindsightMemory,
+) -> None:
+    """The turn's sentences around the match are shown once; its other fragment
+    is returned within that line instead of a line of its own."""
+    sibling = _sibling(memory)
+    result = memory.recall("museum", namespace="u")
+    lines = [m.line for m in result.memories if m.line]
+    shown = [m for m in result.memories if m.id == sibling.id]
+    assert len(shown) == 1 and shown[0].record.content in result.to_prompt()
+    assert sum("museum" in line for line in lines) == 1
 
 
 def test_without_turn_context_the_sibling_has_no_lexical_match() -> None:
@@ -130,7 +142,12 @@ def test_forgetting_an_event_scrubs_it_from_its_siblings(
     (left,) = memory.backend.get("u", [sibling.id])
     result = memory.recall("museum Sunday", namespace="u", explain=True)
     lexical = (result.explanation or {}).get(sibling.id, {}).get("lexical", 0.0)
-    assert ("context" in left.meta, lexical) == (False, 0.0)
+    assert ("context" in left.meta, "turn" in left.meta, lexical) == (
+        False,
+        False,
+        0.0,
+    )
+    assert "museum" not in result.to_prompt()
 
 
 def test_a_reply_is_indexed_with_the_question_it_answers(

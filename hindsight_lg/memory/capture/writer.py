@@ -43,6 +43,7 @@ from hindsight_lg.memory.language.slots import read
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.model import (
     CONTEXT_KEY,
+    TURN_KEY,
     AuditEntry,
     Edge,
     EdgeType,
@@ -350,6 +351,10 @@ class Writer:
             context = " ".join(p for p in parts if p)
             if context:
                 record.meta[CONTEXT_KEY] = context[: 2 * _CONTEXT_CHARS]
+        if " ".join(d.content.split()) != " ".join(turn.text.split()):
+            # Shown around the event at recall (recall.lines.turn_window): the
+            # words that answer are often in the sentence beside it.
+            record.meta[TURN_KEY] = turn.text[: 2 * _CONTEXT_CHARS]
         if truncated:
             record.meta["truncated"] = True
         if d.is_update:

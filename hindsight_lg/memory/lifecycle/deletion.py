@@ -12,6 +12,7 @@ from hindsight_lg.backends.base import MemoryBackend, Where
 from hindsight_lg.model import (
     CONTEXT_KEY,
     ENTITY_PREFIX,
+    TURN_KEY,
     Edge,
     MemoryRecord,
     observe_id,
@@ -88,8 +89,9 @@ def scrub_turn_context(
     """Drop the lexical context that holds a forgotten memory's words.
 
     Events carry the rest of their turn, and answers the question they
-    answer, as lexical context (``meta["context"]``), so a forgotten
-    sentence would live on in other records' index text. Those records
+    answer, as lexical context (``meta["context"]``), and their whole turn
+    to show around them (``meta["turn"]``), so a forgotten sentence would
+    live on in other records' index text and lines. Those records
     share its thread and come at or after its time: their context goes
     when it holds the forgotten text or the record is a sibling (same
     time), whose context is the rest of the same turn.
@@ -103,16 +105,16 @@ def scrub_turn_context(
         since = min(g.event_time for g in gone_here)
         where = Where(statuses=_ALL_STATUSES, thread_id=thread_id, since=since)
         for other in backend.query(namespace, where, limit=10_000):
-            context = other.meta.get(CONTEXT_KEY)
-            if isinstance(context, str) and any(
-                _holds(other, context, g) for g in gone_here
-            ):
+            kept = (other.meta.get(key) for key in (CONTEXT_KEY, TURN_KEY))
+            context = " ".join(t for t in kept if isinstance(t, str))
+            if context and any(_holds(other, context, g) for g in gone_here):
                 changed[other.id] = other
     if not changed:
         return
     full = backend.get(namespace, list(changed), vectors=True)
     for record in full:
         record.meta.pop(CONTEXT_KEY, None)
+        record.meta.pop(TURN_KEY, None)
     backend.upsert(namespace, full)
 
 

@@ -7,8 +7,8 @@ module only turns their hits into a ranked, budgeted, explainable result.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from hindsight_lg._text import (
     approx_tokens,
@@ -26,6 +26,14 @@ from hindsight_lg.memory.language.relations import (
 )
 from hindsight_lg.memory.language.timeparse import TimeWindow, find_window
 from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall.breakdown import Breakdown
+from hindsight_lg.memory.recall.lines import (
+    Words,
+    content_words,
+    near_duplicate,
+    shown_already,
+    turn_window,
+)
 from hindsight_lg.model import Kind, MemoryRecord, Status, to_datetime
 
 _DAY = 86400.0
@@ -112,6 +120,11 @@ class Candidate:
     score: float = 0.0
     woken: bool = False
     fused: float | None = None
+    # Raw (unscaled) scores of the lexical paths, for the relevance rule.
+    raw: dict[str, float] = field(default_factory=dict)
+    breakdown: Breakdown | None = None
+    # The path by which the memory bears on the query (relevance rule).
+    support: str = ""
 
 
 def mark_speakers(pool: Sequence[Candidate], probe: Probe) -> None:
@@ -186,11 +199,51 @@ def score(c: Candidate, policy: Policy, now: float) -> float:
     # that shares nothing with the query cannot outrank one that answers it.
     reach = w["similarity"] + w["graph"]
     value = relevance + prior * (relevance / reach if reach > 0 else 1.0)
-    value *= 0.5 + 0.5 * c.record.confidence
-    if c.woken:
-        value *= policy.cold_wake_boost
+    gate = relevance / reach if reach > 0 else 1.0
+    confidence = 0.5 + 0.5 * c.record.confidence
+    wake = policy.cold_wake_boost if c.woken else 1.0
+    value *= confidence * wake
     c.score = value
+    c.breakdown = Breakdown(
+        {
+            "similarity": c.similarity,
+            "recency": c.recency,
+            "importance": c.record.importance,
+            "graph": c.graph,
+        },
+        dict(w),
+        {"gate": gate, "confidence": confidence, "wake": wake},
+        score=value,
+    )
     return value
+
+
+def final_breakdown(c: Candidate) -> Breakdown | None:
+    """``c``'s breakdown with its final score (after any rerank) and paths."""
+    if c.breakdown is None:
+        return None
+    rerank = c.paths.get("rerank")
+    return replace(
+        c.breakdown,
+        score=c.score,
+        rerank=rerank,
+        support=c.support,
+        paths={k: v for k, v in c.paths.items() if k != "rerank"},
+    )
+
+
+def explanation(pool: Iterable[Candidate]) -> dict[str, dict[str, float]]:
+    """Per memory id, every name of its breakdown (:mod:`.breakdown`) and value.
+
+    Candidates filtered out before scoring (inactive, unconfirmed lessons)
+    are left out: they were never ranked.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for c in pool:
+        b = final_breakdown(c)
+        if b is not None:
+            out[c.record.id] = b.flat()
+    return out
 
 
 def normalise(scores: Mapping[str, float], floor: float = 0.0) -> dict[str, float]:
@@ -229,13 +282,19 @@ def size_k(query: str, k: int | None) -> int:
 
 @dataclass(slots=True)
 class RecalledMemory:
-    """One memory in a recall result, with its score and per-path contributions."""
+    """One memory in a recall result, with its score and per-path contributions.
+
+    ``line`` is what the prompt shows for it; it is empty for a memory shown
+    within another memory's line (a fragment of the same turn).
+    ``breakdown`` says how ``score`` was made (:mod:`.breakdown`).
+    """
 
     record: MemoryRecord
     score: float
     paths: dict[str, float]
     line: str
     full: bool
+    breakdown: Breakdown | None = None
 
     @property
     def id(self) -> str:
@@ -284,7 +343,8 @@ class RecallResult:
             return ""
         # Lines from render_line are already inert and this is a no-op on
         # them; a line built by hand still cannot break out of the block.
-        lines = "\n".join(_neutralise(m.line) for m in self.memories)
+        # A memory shown within another line of its turn has no line of its own.
+        lines = "\n".join(_neutralise(m.line) for m in self.memories if m.line)
         return f"{HEADER}\n<memories>\n{lines}\n</memories>"
 
 
@@ -304,12 +364,33 @@ def spoken_date(when: float) -> str:
     return f"{day.day} {day.strftime('%B')} {day.year}"
 
 
+def line_text(
+    record: MemoryRecord,
+    *,
+    full: bool,
+    focus: Collection[str] = (),
+    window: int = 0,
+) -> str:
+    """The text a line shows: the turn around the fragment, the content or a summary."""
+    if window > 0 and (around := turn_window(record, window)) is not None:
+        return around
+    if full or not record.summary:
+        return record.content
+    if focus:
+        # The summarised tail shows the parts that answer this query, not
+        # the first sentence of a long or consolidated memory.
+        size = len(record.summary)
+        return focused_summary(record.content, focus, size) or record.summary
+    return record.summary
+
+
 def render_line(
     record: MemoryRecord,
     *,
     full: bool,
     compact: bool = False,
     focus: Collection[str] = (),
+    window: int = 0,
 ) -> str:
     """One annotated line: kind, when, confidence, source, id, then the text.
 
@@ -319,14 +400,11 @@ def render_line(
     unless it is a plain event, the confidence unless it is certain, and a
     non-active status. The id and source annotation cost about eight tokens
     a line, a quarter of a typical dialogue turn, so dropping them fits more
-    memories in the same budget.
+    memories in the same budget. ``window`` > 0 shows a fragment with the
+    words of its turn around it, within that many characters
+    (:func:`~hindsight_lg.memory.recall.lines.turn_window`).
     """
-    text = record.content if full or not record.summary else record.summary
-    if not full and record.summary and focus:
-        # The summarised tail shows the parts that answer this query, not
-        # the first sentence of a long or consolidated memory.
-        size = len(record.summary)
-        text = focused_summary(record.content, focus, size) or record.summary
+    text = line_text(record, full=full, focus=focus, window=window)
     when = spoken_date(record.event_time)
     names = [inert(p) for p in record.participants]
     who = f" {','.join(n for n in names if n)}:" if any(names) else ""
@@ -358,39 +436,82 @@ def assemble(
 
     ``k=None`` lets the budget decide how many memories come back. Either
     way the list stops where what is left is clearly irrelevant: scores
-    below ``policy.stop_below`` times the best one.
+    below ``policy.stop_below`` times the best one. Each line shows its
+    fragment in the words of its turn; a fragment a line already shows, or
+    a line that repeats an earlier one, is cut (:mod:`.lines`).
     """
-    header_cost = approx_tokens(HEADER) + 6
-    left = budget_tokens - header_cost
-    full_budget = policy.full_text_share * budget_tokens
+    fit = _Fit(budget_tokens - approx_tokens(HEADER) - 6, policy, focus)
     floor = policy.stop_below * max((c.score for c in ranked), default=0.0)
-    chosen: list[RecalledMemory] = []
-    cut: dict[str, str] = {}
-    used_full = 0
+    full_budget = policy.full_text_share * budget_tokens
     for c in whole_turns_first(ranked, policy.whole_turns):
-        if k is not None and len(chosen) >= k:
-            cut[c.record.id] = "beyond k"
-            continue
-        if c.score < floor:
-            cut[c.record.id] = "irrelevant"
-            continue
-        full = used_full < full_budget or not c.record.summary
-        line = render_line(c.record, full=full, compact=not full, focus=focus)
-        cost = approx_tokens(line) + 1
-        if cost > left and full and c.record.summary:
-            full = False
-            line = render_line(c.record, full=False, compact=True, focus=focus)
-            cost = approx_tokens(line) + 1
-        if cost > left:
-            cut[c.record.id] = "over budget"
-            continue
-        left -= cost
-        used_full += cost if full else 0
-        chosen.append(
-            RecalledMemory(c.record, round(c.score, 4), dict(c.paths), line, full)
+        if k is not None and len(fit.chosen) >= k:
+            fit.cut[c.record.id] = "beyond k"
+        elif c.score < floor:
+            fit.cut[c.record.id] = "irrelevant"
+        else:
+            fit.take(c, fit.used_full < full_budget or not c.record.summary)
+    used = budget_tokens - fit.left if fit.chosen else 0
+    return fit.chosen, used, fit.cut
+
+
+class _Fit:
+    """The lines chosen so far, what they show and the budget left."""
+
+    def __init__(self, left: int, policy: Policy, focus: Collection[str]) -> None:
+        self.left = left
+        self.policy = policy
+        self.focus = focus
+        self.used_full = 0
+        self.chosen: list[RecalledMemory] = []
+        self.cut: dict[str, str] = {}
+        self.texts: list[str] = []
+        self.words: list[Words] = []
+
+    def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str]:
+        p = self.policy
+        window = p.turn_chars_full if full else p.turn_chars
+        text = line_text(record, full=full, focus=self.focus, window=window)
+        line = render_line(
+            record, full=full, compact=not full, focus=self.focus, window=window
         )
-    used = budget_tokens - left if chosen else 0
-    return chosen, used, cut
+        return text, line
+
+    def take(self, c: Candidate, full: bool) -> None:
+        """Add ``c``'s line if it shows something new and fits; else say why not."""
+        record = c.record
+        if shown_already(record.content, self.texts):
+            # Shown within another line of its turn: returned, at no cost.
+            self._add(c, "", False)
+            return
+        text, line = self._render(record, full)
+        cost = approx_tokens(line) + 1
+        if cost > self.left and full and record.summary:
+            full = False
+            text, line = self._render(record, full)
+            cost = approx_tokens(line) + 1
+        words = content_words(text)
+        if self.policy.drop_near_duplicates and near_duplicate(words, self.words):
+            self.cut[record.id] = "duplicate"
+        elif cost > self.left:
+            self.cut[record.id] = "over budget"
+        else:
+            self.left -= cost
+            self.used_full += cost if full else 0
+            self.texts.append(" ".join(text.split()))
+            self.words.append(words)
+            self._add(c, line, full)
+
+    def _add(self, c: Candidate, line: str, full: bool) -> None:
+        self.chosen.append(
+            RecalledMemory(
+                c.record,
+                round(c.score, 4),
+                dict(c.paths),
+                line,
+                full,
+                final_breakdown(c),
+            )
+        )
 
 
 def whole_turns_first(ranked: Sequence[Candidate], turns: int) -> list[Candidate]:

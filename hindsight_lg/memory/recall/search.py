@@ -16,12 +16,14 @@ from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory.language.relations import substitute
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.graph import Diffusion, seed_score
+from hindsight_lg.memory.recall.relevance import RuleCache, keep_relevant
 from hindsight_lg.memory.recall.result import (
     Candidate,
     Probe,
     RecallResult,
     assemble,
     build_probe,
+    explanation,
     fuse_ranks,
     mark_speakers,
     normalise,
@@ -102,6 +104,7 @@ class Searcher:
         self.reranker = reranker
         self._wake_rule: WakeRule | None = None
         self._wake_lock = threading.Lock()
+        self.relevance = RuleCache(embedder, policy)
 
     @property
     def wake_rule(self) -> WakeRule:
@@ -121,10 +124,15 @@ class Searcher:
         ranked = self._live(self._rank(pool, request), ctx)
         if self.reranker is not None and ranked:
             ranked = self._rerank(request.query, ranked)
+        unrelated: dict[str, str] = {}
+        if self.policy.relevance:
+            rule = self.relevance.get()
+            ranked, unrelated = keep_relevant(rule, request.query, ranked)
         want = None if request.k is None else size_k(request.query, request.k)
         chosen, used, cut = assemble(
             ranked, request.budget_tokens, want, self.policy, ctx.probe.terms
         )
+        cut.update(unrelated)
         result = RecallResult(
             query=request.query,
             memories=chosen,
@@ -137,16 +145,7 @@ class Searcher:
             for memory_id, reason in ctx.woken.items():
                 if memory_id not in pool:
                     result.cut.setdefault(memory_id, f"cold, {reason}")
-            result.explanation = {
-                c.record.id: {
-                    **c.paths,
-                    "similarity": c.similarity,
-                    "recency_score": c.recency,
-                    "importance": c.record.importance,
-                    "score": c.score,
-                }
-                for c in ranked
-            }
+            result.explanation = explanation(pool.values())
         return result
 
     # -- paths -------------------------------------------------------------
@@ -346,6 +345,7 @@ class Searcher:
                 continue
             c = pool.setdefault(h.record.id, Candidate(h.record))
             c.paths[path] = max(c.paths.get(path, 0.0), scaled.get(h.record.id, 0.0))
+            c.raw[path] = max(c.raw.get(path, 0.0), raw[h.record.id])
             if h.record.status is Status.COLD:
                 c.woken = True
 

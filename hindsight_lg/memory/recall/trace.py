@@ -41,6 +41,7 @@ def annotate_recall(span: Any, result: RecallResult) -> None:
             "content": m.record.content,
             "metadata": {
                 "paths": {p: round(v, 4) for p, v in m.paths.items()},
+                "score_formula": m.breakdown.formula() if m.breakdown else "",
                 "kind": m.record.kind.value,
                 "status": m.record.status.value,
                 "full": m.full,

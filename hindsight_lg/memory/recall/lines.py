@@ -1,0 +1,137 @@
+"""What a recalled line shows: the matched fragment in its turn's words, once.
+
+An event is one sentence split from what someone said; the words that
+answer a question are often in the sentence beside the one that matched
+("I went to a pottery class yesterday. We made bowls!"). Three rules decide
+the text of a line, and none depends on the conversation's shape:
+
+* **The turn around the fragment.** A memory that keeps its source turn
+  (``meta["turn"]``, written at capture) shows the fragment with the
+  sentences beside it, the next one first, within a character allowance;
+  gaps are marked ``…``. A memory without it (a turn of one sentence, a
+  consolidated or hand-written memory) shows its own text.
+* **Fragments of one turn merged.** A fragment whose words a line already
+  shows is not given a line of its own (it is cut as ``"merged"``).
+* **Near-duplicates dropped.** A line whose content words are nearly all
+  in one line already chosen ("Long time no talk!" after "Long time no
+  see, so much to talk about!") adds nothing a model can use.
+
+Cost: one sentence split per chosen line and a set comparison against the
+lines already chosen (tens of lines: negligible beside the search).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hindsight_lg._text import terms
+from hindsight_lg.model import TURN_KEY, MemoryRecord
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+# A line repeating this share of one earlier line's content words adds nothing.
+NEAR_DUPLICATE = 0.8
+# Numbers and capitalised words past a line's first word: facts that differ
+# in these are different facts.
+_KEY = re.compile(r"\d+(?:[.:,/-]\d+)*|(?<=[^\s.!?]\s)[A-Z][\w'-]*")
+Words = tuple[set[str], set[str]]
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of ``text`` (whitespace between dropped)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def turn_window(record: MemoryRecord, max_chars: int) -> str | None:
+    """The fragment with the sentences of its turn around it, within ``max_chars``.
+
+    The next sentence is added before the previous one (an answer's detail
+    tends to follow what matched), then they alternate while they fit.
+    ``None`` when the record keeps no turn or its text is not in it.
+
+    Example:
+        >>> rec = MemoryRecord(namespace="u", content="I went to a pottery class.")
+        >>> rec.meta["turn"] = "Guess what! I went to a pottery class. We made bowls."
+        >>> turn_window(rec, 45)
+        '… I went to a pottery class. We made bowls.'
+    """
+    turn = record.meta.get(TURN_KEY)
+    if not isinstance(turn, str) or max_chars <= 0:
+        return None
+    text = " ".join(turn.split())
+    content = " ".join(record.content.split())
+    at = text.find(content) if content else -1
+    if at < 0:
+        return None
+    if len(text) <= max_chars:
+        return text
+    spans = _spans(text)
+    first = next(i for i, (_, e) in enumerate(spans) if e > at)
+    last = next(
+        (i for i, (s, _) in enumerate(spans) if s >= at + len(content)), len(spans)
+    )
+    lo, hi = first, max(first + 1, last)
+    if spans[hi - 1][1] - spans[lo][0] > max_chars:
+        return None
+    lo, hi = _grow(spans, lo, hi, max_chars)
+    body = text[spans[lo][0] : spans[hi - 1][1]]
+    head = "… " if lo > 0 else ""
+    tail = " …" if hi < len(spans) else ""
+    return f"{head}{body}{tail}"
+
+
+def _grow(
+    spans: Sequence[tuple[int, int]], lo: int, hi: int, max_chars: int
+) -> tuple[int, int]:
+    """Widen ``[lo, hi)`` by whole sentences, next one first, while it fits."""
+    grew = True
+    while grew:
+        grew = False
+        if hi < len(spans) and spans[hi][1] - spans[lo][0] <= max_chars:
+            hi, grew = hi + 1, True
+        if lo > 0 and spans[hi - 1][1] - spans[lo - 1][0] <= max_chars:
+            lo, grew = lo - 1, True
+    return lo, hi
+
+
+def shown_already(text: str, shown: Sequence[str]) -> bool:
+    """Whether a line's ``text`` is within a line already shown (a merged fragment)."""
+    flat = " ".join(text.split())
+    return any(flat and flat in s for s in shown)
+
+
+def near_duplicate(words: Words, chosen: Sequence[Words]) -> bool:
+    """Whether ``words`` repeat one of the ``chosen`` lines' (:func:`content_words`).
+
+    Nearly all of the line's terms must be in the earlier line, and every
+    number and name of it too: "milestone 3" after "milestone 4" is another
+    fact, however alike the sentences read.
+
+    Example:
+        >>> old = content_words("Long time no talk, Mel!")
+        >>> near_duplicate(content_words("Long time no talk!"), [old])
+        True
+        >>> near_duplicate(content_words("Milestone 3 ships"), [content_words("Milestone 4 ships")])
+        False
+    """
+    mine, keys = words
+    if not mine:
+        return False
+    return any(
+        keys <= c_keys and len(mine & c_terms) >= NEAR_DUPLICATE * len(mine)
+        for c_terms, c_keys in chosen
+    )
+
+
+def content_words(text: str) -> Words:
+    """A line's terms, and its numbers and capitalised names (which must match)."""
+    keys = {w.casefold() for w in _KEY.findall(text)}
+    return set(terms(text)), keys

@@ -1,0 +1,253 @@
+"""Whether a memory bears on a query at all, by a rule calibrated to the embedder.
+
+Ranking orders memories; it does not say that the best of them answers
+anything. A question nothing in memory answers ("what is the boiling point
+of water?") still has a best memory, and filling the budget with it puts
+unrelated lines in front of the model on every turn. So before assembly,
+each candidate must show *direct support*, on any one of:
+
+* **dense**: its cosine to the query clears the embedder's floor for the
+  query's script (below);
+* **lexical**: its BM25 score, on the lexical or the entity path, reaches
+  ``policy.lexical_score_floor`` (3.0, "more than common words": one rare
+  word in a large namespace, two or more words in a small one), or it
+  holds at least half of the query's words (single Chinese characters do
+  not count as words: a score made of "的", "是", "一" is common words);
+* **time**: the query names a time window and the memory falls in it.
+
+A memory without direct support may still ride on one that has it: graph
+diffusion or pseudo-relevance feedback from supported memories gives it
+``graph`` or ``feedback`` at least ``policy.relevance_link`` (multi-hop
+answers share no words with the question). When no candidate has direct
+support the recall returns nothing, and :meth:`RecallResult.to_prompt` is
+empty: no block is injected. Cut memories are listed as ``"unrelated"`` in
+``result.cut``, and ``explain`` shows each memory's support.
+
+**Calibration.** One cosine constant cannot serve every embedder:
+all-MiniLM-L6-v2 gives a question and the statement answering it 0.35-0.9
+in English, while two unrelated Chinese sentences already score about 0.6
+with it. :data:`UNRELATED` holds short English and Chinese statements on
+different everyday topics; every pair of them is unrelated by construction,
+so their cosines are the embedder's own distribution of unrelated
+similarity, mean ``mu`` and spread ``sigma`` per script. The floor is
+``mu + z * sigma``, ``z`` the normal quantile of ``1 -
+policy.relevance_false_rate`` (1%: about one unrelated memory in a hundred
+clears it on similarity alone). Measured once per engine (about 30 short
+texts); :meth:`HindsightMemory.warm_up` does it at open. A number in
+``policy.relevance_similarity`` replaces both floors; ``policy.relevance =
+False`` turns the rule off.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from statistics import NormalDist, fmean, pstdev
+
+import numpy as np
+
+from hindsight_lg._text import has_cjk, terms
+from hindsight_lg.embeddings.base import Embedder
+from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall.result import Candidate
+from hindsight_lg.model import CONTEXT_KEY
+
+#: Statements on different topics: every pair is unrelated by construction.
+UNRELATED: dict[str, tuple[str, ...]] = {
+    "latin": (
+        "My brother Sam works at a bakery in Leeds.",
+        "I drive an old blue Volvo estate.",
+        "Our dog is a beagle called Pepper.",
+        "I have played the cello since school.",
+        "The flat's lease ends in March.",
+        "I can't eat gluten, it makes me ill.",
+        "What time does the pharmacy open?",
+        "I'm learning Portuguese on weekday evenings.",
+        "How do I reset my router?",
+        "I support Celtic and go to home games.",
+        "The spare key is under the green pot.",
+        "Which train goes to the airport?",
+        "My shift starts at six in the morning.",
+        "We painted the kitchen yellow last spring.",
+        "Is it going to snow this weekend?",
+        "Grandma's recipe uses three kinds of pepper.",
+    ),
+    "cjk": (
+        "我哥哥在一家面包店上班。",
+        "我开一辆旧的蓝色沃尔沃。",
+        "我们家的小猎犬叫胡椒。",
+        "我从小就拉大提琴。",
+        "公寓的租约三月到期。",
+        "我不能吃麸质，吃了会难受。",
+        "药店几点开门？",
+        "我每周晚上学葡萄牙语。",
+        "路由器怎么重启？",
+        "我是凯尔特人队的球迷。",
+        "备用钥匙在绿色花盆下面。",
+        "去机场坐哪趟火车？",
+        "我早上六点开始上班。",
+        "去年春天我们把厨房刷成了黄色。",
+        "这个周末会下雪吗？",
+        "奶奶的菜谱里有三种辣椒。",
+    ),
+}
+DIRECT = ("dense", "lexical", "entity", "time")
+# A memory holding this share of the query's words bears on it lexically,
+# whatever BM25 makes of a small namespace.
+HALF = 0.5
+LINKED = ("graph", "feedback")
+
+
+@dataclass(frozen=True, slots=True)
+class RelevanceRule:
+    """The floors a memory's paths must clear to bear on a query.
+
+    Example:
+        >>> rule = RelevanceRule("m", {"latin": 0.3, "cjk": 0.8}, 3.0, 0.2)
+        >>> rule.dense_floor("Where does Lena live?"), rule.dense_floor("我住在哪里？")
+        (0.3, 0.8)
+    """
+
+    model_id: str
+    floors: dict[str, float]
+    lexical_floor: float
+    link: float
+    unrelated: dict[str, tuple[float, float]] | None = None
+
+    def dense_floor(self, query: str) -> float:
+        """The cosine floor for the script ``query`` is written in."""
+        return self.floors["cjk" if has_cjk(query) else "latin"]
+
+    def support(self, query: str, strong: set[str], c: Candidate) -> str:
+        """The path by which ``c`` bears on ``query`` directly, or ``""``.
+
+        ``strong`` are the query's terms that can carry a lexical match
+        alone (:func:`strong_terms`): a BM25 score made of single Chinese
+        characters ("的", "是", "一") is common words, however rare each
+        is in a small namespace.
+        """
+        if c.paths.get("dense", 0.0) >= self.dense_floor(query):
+            return "dense"
+        if any(c.raw.get(p, 0.0) for p in ("lexical", "entity")):
+            shared = _shared(strong, c)
+            bm25 = max(c.raw.get(p, 0.0) for p in ("lexical", "entity"))
+            if shared and bm25 >= self.lexical_floor:
+                return "lexical"
+            if strong and len(shared) >= HALF * len(strong):
+                return "lexical"
+        return "time" if c.paths.get("time", 0.0) > 0 else ""
+
+    def linked(self, paths: dict[str, float]) -> str:
+        """The path linking a memory to supported ones, or ``""``."""
+        return next((p for p in LINKED if paths.get(p, 0.0) >= self.link), "")
+
+
+def measure(embedder: Embedder, policy: Policy) -> RelevanceRule:
+    """Calibrate the dense floors on ``embedder`` (embeds :data:`UNRELATED` once)."""
+    z = NormalDist().inv_cdf(1.0 - policy.relevance_false_rate)
+    floors: dict[str, float] = {}
+    unrelated: dict[str, tuple[float, float]] = {}
+    for script, texts in UNRELATED.items():
+        vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float64)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        sims = vectors @ vectors.T
+        n = len(texts)
+        off = [float(sims[i, j]) for i in range(n) for j in range(i + 1, n)]
+        mu, sigma = fmean(off), pstdev(off)
+        unrelated[script] = (round(mu, 4), round(sigma, 4))
+        floors[script] = round(mu + z * sigma, 4)
+    return RelevanceRule(
+        embedder.model_id,
+        floors,
+        policy.lexical_score_floor,
+        policy.relevance_link,
+        unrelated,
+    )
+
+
+def rule_for(embedder: Embedder, policy: Policy) -> RelevanceRule:
+    """The rule for ``embedder`` under ``policy`` (fixed floors if it sets one)."""
+    fixed = policy.relevance_similarity
+    if fixed is not None:
+        return RelevanceRule(
+            embedder.model_id,
+            {"latin": fixed, "cjk": fixed},
+            policy.lexical_score_floor,
+            policy.relevance_link,
+        )
+    return measure(embedder, policy)
+
+
+_MEASURED: dict[tuple[object, ...], RelevanceRule] = {}
+_MEASURING = threading.Lock()
+
+
+class RuleCache:
+    """The engine's rule, measured on first use (or at warm-up).
+
+    Measured rules are shared by every engine of the process with the same
+    model and policy, so tests and apps opening many engines pay once.
+    """
+
+    def __init__(self, embedder: Embedder, policy: Policy) -> None:
+        self._embedder = embedder
+        self._policy = policy
+
+    def get(self) -> RelevanceRule:
+        """The calibrated rule (measured once per model and policy, under a lock)."""
+        p = self._policy
+        key = (
+            self._embedder.model_id,
+            p.relevance_false_rate,
+            p.relevance_similarity,
+            p.lexical_score_floor,
+            p.relevance_link,
+        )
+        with _MEASURING:
+            rule = _MEASURED.get(key)
+            if rule is None:
+                rule = _MEASURED[key] = rule_for(self._embedder, p)
+            return rule
+
+
+def keep_relevant(
+    rule: RelevanceRule, query: str, ranked: list[Candidate]
+) -> tuple[list[Candidate], dict[str, str]]:
+    """The candidates that bear on ``query``, and the others cut as ``"unrelated"``.
+
+    Sets each candidate's ``support`` (the direct path, or ``"via graph"`` /
+    ``"via feedback"``). Nothing is kept when no candidate bears on the
+    query directly.
+    """
+    strong = strong_terms(query)
+    for c in ranked:
+        c.support = rule.support(query, strong, c)
+    if not any(c.support for c in ranked):
+        return [], {c.record.id: "unrelated" for c in ranked}
+    kept: list[Candidate] = []
+    cut: dict[str, str] = {}
+    for c in ranked:
+        if not c.support and (link := rule.linked(c.paths)):
+            c.support = f"via {link}"
+        if c.support:
+            kept.append(c)
+        else:
+            cut[c.record.id] = "unrelated"
+    return kept, cut
+
+
+def strong_terms(text: str) -> set[str]:
+    """Terms that can carry a lexical match alone: words, and Chinese bigrams.
+
+    Example:
+        >>> sorted(strong_terms("我的猫叫什么？"))
+        ['什么', '叫什', '我的', '猫叫', '的猫']
+    """
+    return {t for t in terms(text) if len(t) > 1 or not has_cjk(t)}
+
+
+def _shared(strong: set[str], c: Candidate) -> set[str]:
+    r = c.record
+    context = r.meta.get(CONTEXT_KEY, "")
+    text = " ".join([r.content, *r.entities, *r.participants, str(context or "")])
+    return strong.intersection(terms(text))

@@ -249,9 +249,8 @@ class HindsightMemory(LifecycleMethods):
             >>> memory.warm_up(namespaces=["u42"])
         """
         vector = self.embedder.embed(["warm up"])[0]
-        self._searcher.relevance.get()  # calibrates the relevance rule once
         self.backend.search_dense(_WARM_UP_NAMESPACE, vector, Where(), limit=1)
-        _ = self.wake_rule  # measured on the embedder now, not at a recall
+        self._searcher.rules()  # measured on the embedder now, not at a recall
         if read_cache_of(self._store) is None:
             return  # no read cache (cache=False): nothing to load ahead
         for namespace in namespaces:
@@ -262,9 +261,9 @@ class HindsightMemory(LifecycleMethods):
         """When a cold memory wakes for a query: floors measured on the embedder.
 
         See :mod:`hindsight_lg.memory.recall.wake`; measured at the first
-        recall that needs it, or by :meth:`warm_up`.
+        recall (before its deadline starts), or by :meth:`warm_up`.
         """
-        return self._searcher.wake_rule
+        return self._searcher.rules()[0]
 
     # -- write -------------------------------------------------------------
 
@@ -411,8 +410,7 @@ class HindsightMemory(LifecycleMethods):
             include_experience=include_experience,
         )
         limit = self.policy.recall_timeout_s if timeout is DEFAULT_TIMEOUT else timeout
-        if self.policy.relevance:
-            self._searcher.relevance.get()  # measured once, off the deadline
+        self._searcher.rules()  # measured once per model, off the deadline
         return self._recall(request, limit)
 
     async def arecall(

@@ -7,7 +7,9 @@ import pytest
 from hindsight_lg import HindsightMemory, Policy, Status
 from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder
-from hindsight_lg.memory.recall.wake import PAIRS, measure, wakes
+from hindsight_lg.memory.recall.calibration import PAIRS, measure
+from hindsight_lg.memory.recall.relevance import rule_for as relevance_rule
+from hindsight_lg.memory.recall.wake import rule_for, wakes
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 
 TOLD = [
@@ -41,13 +43,29 @@ def test_the_floors_sit_above_the_embedders_unrelated_pairs(
 ) -> None:
     """Each script's floor is mu + 2.33 sigma of its unrelated pairs, per embedder."""
     for embedder in (minilm, HashingEmbedder()):
-        rule = measure(embedder, 0.01)
+        spread = measure(embedder)
+        rule = rule_for(spread, Policy(cold_wake_false_rate=0.01))
         assert rule.unrelated is not None and set(rule.floors) == set(PAIRS)
         for script, (mu, sigma) in rule.unrelated.items():
             assert rule.floors[script] == pytest.approx(mu + 2.3263 * sigma, abs=2e-3)
     # MiniLM tells Chinese sentences apart far worse than English ones.
-    minilm_rule = measure(minilm, 0.01)
+    minilm_rule = rule_for(measure(minilm), Policy())
     assert minilm_rule.floors["cjk"] > minilm_rule.floors["latin"] + 0.3
+
+
+def test_wake_and_relevance_share_one_measurement_at_their_own_false_rates() -> None:
+    """A stricter false rate gives a higher floor; both rules read one spread."""
+    spread = measure(HashingEmbedder())
+    loose = Policy(cold_wake_false_rate=0.05, relevance_false_rate=0.05)
+    strict = Policy(cold_wake_false_rate=0.001, relevance_false_rate=0.001)
+    for script in PAIRS:
+        low, high = rule_for(spread, loose), rule_for(spread, strict)
+        assert low.floors[script] < high.floors[script]
+        low_r, high_r = relevance_rule(spread, loose), relevance_rule(spread, strict)
+        assert (low_r.floors[script], high_r.floors[script]) == (
+            low.floors[script],
+            high.floors[script],
+        )
 
 
 @pytest.mark.parametrize(

@@ -23,74 +23,23 @@ support the recall returns nothing, and :meth:`RecallResult.to_prompt` is
 empty: no block is injected. Cut memories are listed as ``"unrelated"`` in
 ``result.cut``, and ``explain`` shows each memory's support.
 
-**Calibration.** One cosine constant cannot serve every embedder:
-all-MiniLM-L6-v2 gives a question and the statement answering it 0.35-0.9
-in English, while two unrelated Chinese sentences already score about 0.6
-with it. :data:`UNRELATED` holds short English and Chinese statements on
-different everyday topics; every pair of them is unrelated by construction,
-so their cosines are the embedder's own distribution of unrelated
-similarity, mean ``mu`` and spread ``sigma`` per script. The floor is
-``mu + z * sigma``, ``z`` the normal quantile of ``1 -
-policy.relevance_false_rate`` (1%: about one unrelated memory in a hundred
-clears it on similarity alone). Measured once per engine (about 30 short
-texts); :meth:`HindsightMemory.warm_up` does it at open. A number in
-``policy.relevance_similarity`` replaces both floors; ``policy.relevance =
-False`` turns the rule off.
+**Calibration.** The dense floor of a script is the embedder's unrelated
+similarity (:mod:`.calibration`) at ``policy.relevance_false_rate`` (1%:
+about one unrelated memory in a hundred clears it on similarity alone). A
+number in ``policy.relevance_similarity`` replaces both floors;
+``policy.relevance = False`` turns the rule off.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from statistics import NormalDist, fmean, pstdev
-
-import numpy as np
 
 from hindsight_lg._text import has_cjk, terms
-from hindsight_lg.embeddings.base import Embedder
 from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall.calibration import Spread
 from hindsight_lg.memory.recall.result import Candidate
 from hindsight_lg.model import CONTEXT_KEY
 
-#: Statements on different topics: every pair is unrelated by construction.
-UNRELATED: dict[str, tuple[str, ...]] = {
-    "latin": (
-        "My brother Sam works at a bakery in Leeds.",
-        "I drive an old blue Volvo estate.",
-        "Our dog is a beagle called Pepper.",
-        "I have played the cello since school.",
-        "The flat's lease ends in March.",
-        "I can't eat gluten, it makes me ill.",
-        "What time does the pharmacy open?",
-        "I'm learning Portuguese on weekday evenings.",
-        "How do I reset my router?",
-        "I support Celtic and go to home games.",
-        "The spare key is under the green pot.",
-        "Which train goes to the airport?",
-        "My shift starts at six in the morning.",
-        "We painted the kitchen yellow last spring.",
-        "Is it going to snow this weekend?",
-        "Grandma's recipe uses three kinds of pepper.",
-    ),
-    "cjk": (
-        "我哥哥在一家面包店上班。",
-        "我开一辆旧的蓝色沃尔沃。",
-        "我们家的小猎犬叫胡椒。",
-        "我从小就拉大提琴。",
-        "公寓的租约三月到期。",
-        "我不能吃麸质，吃了会难受。",
-        "药店几点开门？",
-        "我每周晚上学葡萄牙语。",
-        "路由器怎么重启？",
-        "我是凯尔特人队的球迷。",
-        "备用钥匙在绿色花盆下面。",
-        "去机场坐哪趟火车？",
-        "我早上六点开始上班。",
-        "去年春天我们把厨房刷成了黄色。",
-        "这个周末会下雪吗？",
-        "奶奶的菜谱里有三种辣椒。",
-    ),
-}
 DIRECT = ("dense", "lexical", "entity", "time")
 # A memory holding this share of the query's words bears on it lexically,
 # whatever BM25 makes of a small namespace.
@@ -142,72 +91,24 @@ class RelevanceRule:
         return next((p for p in LINKED if paths.get(p, 0.0) >= self.link), "")
 
 
-def measure(embedder: Embedder, policy: Policy) -> RelevanceRule:
-    """Calibrate the dense floors on ``embedder`` (embeds :data:`UNRELATED` once)."""
-    z = NormalDist().inv_cdf(1.0 - policy.relevance_false_rate)
-    floors: dict[str, float] = {}
-    unrelated: dict[str, tuple[float, float]] = {}
-    for script, texts in UNRELATED.items():
-        vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float64)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        sims = vectors @ vectors.T
-        n = len(texts)
-        off = [float(sims[i, j]) for i in range(n) for j in range(i + 1, n)]
-        mu, sigma = fmean(off), pstdev(off)
-        unrelated[script] = (round(mu, 4), round(sigma, 4))
-        floors[script] = round(mu + z * sigma, 4)
+def rule_for(spread: Spread, policy: Policy) -> RelevanceRule:
+    """The rule under ``policy`` for the embedder ``spread`` was measured on.
+
+    A number in ``policy.relevance_similarity`` is the floor of every script.
+    """
+    fixed = policy.relevance_similarity
+    if fixed is not None:
+        floors, unrelated = {"latin": fixed, "cjk": fixed}, None
+    else:
+        floors = spread.floors(policy.relevance_false_rate)
+        unrelated = spread.unrelated
     return RelevanceRule(
-        embedder.model_id,
+        spread.model_id,
         floors,
         policy.lexical_score_floor,
         policy.relevance_link,
         unrelated,
     )
-
-
-def rule_for(embedder: Embedder, policy: Policy) -> RelevanceRule:
-    """The rule for ``embedder`` under ``policy`` (fixed floors if it sets one)."""
-    fixed = policy.relevance_similarity
-    if fixed is not None:
-        return RelevanceRule(
-            embedder.model_id,
-            {"latin": fixed, "cjk": fixed},
-            policy.lexical_score_floor,
-            policy.relevance_link,
-        )
-    return measure(embedder, policy)
-
-
-_MEASURED: dict[tuple[object, ...], RelevanceRule] = {}
-_MEASURING = threading.Lock()
-
-
-class RuleCache:
-    """The engine's rule, measured on first use (or at warm-up).
-
-    Measured rules are shared by every engine of the process with the same
-    model and policy, so tests and apps opening many engines pay once.
-    """
-
-    def __init__(self, embedder: Embedder, policy: Policy) -> None:
-        self._embedder = embedder
-        self._policy = policy
-
-    def get(self) -> RelevanceRule:
-        """The calibrated rule (measured once per model and policy, under a lock)."""
-        p = self._policy
-        key = (
-            self._embedder.model_id,
-            p.relevance_false_rate,
-            p.relevance_similarity,
-            p.lexical_score_floor,
-            p.relevance_link,
-        )
-        with _MEASURING:
-            rule = _MEASURED.get(key)
-            if rule is None:
-                rule = _MEASURED[key] = rule_for(self._embedder, p)
-            return rule
 
 
 def keep_relevant(

@@ -15,8 +15,10 @@ from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory.language.relations import substitute
 from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall import relevance, wake
+from hindsight_lg.memory.recall.calibration import spread_of
 from hindsight_lg.memory.recall.graph import Diffusion, seed_score
-from hindsight_lg.memory.recall.relevance import RuleCache, keep_relevant
+from hindsight_lg.memory.recall.relevance import RelevanceRule, keep_relevant
 from hindsight_lg.memory.recall.result import (
     Candidate,
     Probe,
@@ -38,7 +40,7 @@ from hindsight_lg.memory.recall.trace import (
     rerank_inputs,
     rerank_outputs,
 )
-from hindsight_lg.memory.recall.wake import WakeRule, rule_for, wakes
+from hindsight_lg.memory.recall.wake import WakeRule, wakes
 from hindsight_lg.memory.requests import RecallRequest
 from hindsight_lg.model import Kind, Status, entity_id
 
@@ -102,17 +104,23 @@ class Searcher:
         self.embedder = embedder
         self.policy = policy
         self.reranker = reranker
-        self._wake_rule: WakeRule | None = None
-        self._wake_lock = threading.Lock()
-        self.relevance = RuleCache(embedder, policy)
+        self._rules: tuple[WakeRule, RelevanceRule] | None = None
+        self._rules_lock = threading.Lock()
 
-    @property
-    def wake_rule(self) -> WakeRule:
-        """When cold memories wake, measured on the embedder at first use."""
-        with self._wake_lock:
-            if self._wake_rule is None:
-                self._wake_rule = rule_for(self.embedder, self.policy)
-            return self._wake_rule
+    def rules(self) -> tuple[WakeRule, RelevanceRule]:
+        """The wake and relevance rules, measured on the embedder at first use.
+
+        :meth:`HindsightMemory.recall` asks before its deadline starts, so
+        no recall spends its time budget measuring (:mod:`.calibration`).
+        """
+        with self._rules_lock:
+            if self._rules is None:
+                spread = spread_of(self.embedder)
+                self._rules = (
+                    wake.rule_for(spread, self.policy),
+                    relevance.rule_for(spread, self.policy),
+                )
+            return self._rules
 
     def recall(self, request: RecallRequest) -> RecallResult:
         """A full recall (see :meth:`HindsightMemory.recall`)."""
@@ -126,7 +134,7 @@ class Searcher:
             ranked = self._rerank(request.query, ranked)
         unrelated: dict[str, str] = {}
         if self.policy.relevance:
-            rule = self.relevance.get()
+            rule = self.rules()[1]
             ranked, unrelated = keep_relevant(rule, request.query, ranked)
         want = None if request.k is None else size_k(request.query, request.k)
         chosen, used, cut = assemble(
@@ -280,9 +288,9 @@ class Searcher:
         or why it did not.
         """
         if not any(h.record.status is Status.COLD for hs in found.values() for h in hs):
-            return set()  # nothing to wake: the rule is not measured for nothing
+            return set()  # no path found a cold memory: nothing to wake
         floors = {
-            "dense": self.wake_rule.floor(ctx.probe.text),
+            "dense": self.rules()[0].floor(ctx.probe.text),
             "lexical": self.policy.lexical_score_floor,
         }
         share = self.policy.cold_wake_share

@@ -1,0 +1,125 @@
+"""The embedder's own similarity between unrelated texts, measured once per model.
+
+Two rules of recall need to know how similar an embedder makes texts that
+have nothing to do with each other: which cold memories wake
+(:mod:`.wake`) and which candidates bear on a query at all
+(:mod:`.relevance`). One cosine constant cannot serve every embedder:
+all-MiniLM-L6-v2 gives a question and the statement that answers it 0.35-0.9
+in English, while two unrelated Chinese sentences already score about 0.6
+with it, and bge-m3 sits higher again.
+
+:data:`PAIRS` holds short (question, statement-that-answers-it) pairs,
+English and Chinese, on everyday topics. Every question is embedded against
+every statement of its script; the pairs that do *not* belong together give
+the embedder's distribution of unrelated query-to-memory similarity, mean
+``mu`` and spread ``sigma`` per script (:class:`Spread`). A rule's floor for a
+script is ``mu + z * sigma``, ``z`` the normal quantile of one minus the
+false rate it accepts (:meth:`Spread.floors`).
+
+Measuring embeds 64 short texts (about 0.1 s with MiniLM on one core). It
+happens once per model in a process, under a lock: the figures depend on
+the model only, so engines opening the same model share them.
+:meth:`HindsightMemory.warm_up` measures at open; otherwise the first recall
+does, before its deadline starts.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from statistics import NormalDist, fmean, pstdev
+
+import numpy as np
+
+from hindsight_lg.embeddings.base import Embedder
+
+#: (question, the statement that answers it). Only the pairs that do not
+#: belong together are measured, so the topics only need to differ.
+PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
+    "latin": (
+        ("Where does my brother work?", "My brother Sam works at a bakery in Leeds."),
+        ("What car do I drive?", "I drive an old blue Volvo estate."),
+        ("Which gym do I go to?", "I go to the climbing gym on Pine Street."),
+        ("What is my dog called?", "Our dog is a beagle called Pepper."),
+        ("What instrument do I play?", "I have played the cello since school."),
+        ("When does my lease end?", "The flat's lease ends in March."),
+        ("What should I avoid eating?", "I can't eat gluten, it makes me ill."),
+        ("Who is my dentist?", "Dr. Okafor has been my dentist for years."),
+        (
+            "What language am I learning?",
+            "I'm learning Portuguese on weekday evenings.",
+        ),
+        ("How do I take my coffee?", "Black coffee, no sugar, every morning."),
+        ("Where did I grow up?", "I grew up in a small town near Porto."),
+        ("What team do I support?", "I support Celtic and go to home games."),
+        ("What is my daughter studying?", "My daughter Ana is studying chemistry."),
+        ("What phone do I use?", "I switched to a Pixel last spring."),
+        ("Where do I keep my spare key?", "The spare key is under the green pot."),
+        ("What time do I start work?", "My shift starts at six in the morning."),
+    ),
+    "cjk": (
+        ("我哥哥在哪里工作？", "我哥哥在一家面包店上班。"),
+        ("我开什么车？", "我开一辆旧的蓝色沃尔沃。"),
+        ("我去哪个健身房？", "我常去松树街的攀岩馆。"),
+        ("我的狗叫什么？", "我们家的小猎犬叫胡椒。"),
+        ("我会什么乐器？", "我从小就拉大提琴。"),
+        ("房子的租约什么时候到期？", "公寓的租约三月到期。"),
+        ("我不能吃什么？", "我不能吃麸质，吃了会难受。"),
+        ("我的牙医是谁？", "刘医生给我看牙很多年了。"),
+        ("我在学什么语言？", "我每周晚上学葡萄牙语。"),
+        ("我的咖啡怎么喝？", "每天早上一杯黑咖啡，不加糖。"),
+        ("我在哪里长大？", "我在波尔图附近的小镇长大。"),
+        ("我支持哪支球队？", "我是凯尔特人队的球迷，常去主场看球。"),
+        ("我女儿学什么专业？", "我女儿安娜在读化学。"),
+        ("我用什么手机？", "去年春天我换了一部谷歌手机。"),
+        ("备用钥匙放在哪里？", "备用钥匙在绿色花盆下面。"),
+        ("我几点开始上班？", "我早上六点开始上班。"),
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """(mu, sigma) of unrelated similarity per script, measured on one model.
+
+    Example:
+        >>> Spread("m", {"latin": (0.1, 0.05), "cjk": (0.6, 0.1)}).floors(0.01)
+        {'latin': 0.2163, 'cjk': 0.8326}
+    """
+
+    model_id: str
+    unrelated: dict[str, tuple[float, float]]
+
+    def floors(self, false_rate: float) -> dict[str, float]:
+        """Per script, the similarity only ``false_rate`` of unrelated pairs reach."""
+        z = NormalDist().inv_cdf(1.0 - false_rate)
+        return {s: round(mu + z * sd, 4) for s, (mu, sd) in self.unrelated.items()}
+
+
+def measure(embedder: Embedder) -> Spread:
+    """Embed :data:`PAIRS` once and measure the unrelated pairs, per script."""
+    unrelated: dict[str, tuple[float, float]] = {}
+    for script, pairs in PAIRS.items():
+        vectors = np.asarray(
+            embedder.embed([q for q, _ in pairs] + [s for _, s in pairs]),
+            dtype=np.float64,
+        )
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        n = len(pairs)
+        sims = vectors[:n] @ vectors[n:].T
+        off = [float(sims[i, j]) for i in range(n) for j in range(n) if i != j]
+        unrelated[script] = (round(fmean(off), 4), round(pstdev(off), 4))
+    return Spread(embedder.model_id, unrelated)
+
+
+_MEASURED: dict[str, Spread] = {}
+_MEASURING = threading.Lock()
+
+
+def spread_of(embedder: Embedder) -> Spread:
+    """The embedder's :class:`Spread`, measured on the first call for its model."""
+    with _MEASURING:
+        spread = _MEASURED.get(embedder.model_id)
+        if spread is None:
+            spread = _MEASURED[embedder.model_id] = measure(embedder)
+        return spread

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hindsight_lg._commands import add_store_args, open_memory, positive_int
-from hindsight_lg.memory.recall.breakdown import describe
 from hindsight_lg.templates import TEMPLATES
 
 NAMESPACE = "demo-user"
@@ -139,6 +138,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"\n? {question}")
             for m in result.memories[:4]:
                 print(f"  {m.score:.3f}  {m.record.content}")
-                for text in describe(m.paths, m.breakdown):
+                for text in m.describe():
                     print(f"         {text}")
     return 0

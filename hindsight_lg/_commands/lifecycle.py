@@ -16,7 +16,6 @@ from hindsight_lg._commands import (
     positive_int,
 )
 from hindsight_lg.memory import ClusterParams, RecallResult
-from hindsight_lg.memory.recall.breakdown import describe
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -70,7 +69,7 @@ def explain_tree(result: RecallResult) -> str:
             f"{m.id[:8]} {m.record.content[:70]}"
         )
         bar = " " if last else "│"
-        for text in describe(m.paths, m.breakdown):
+        for text in m.describe():
             lines.append(f"{bar}     {text}")
         if m.id in result.wake:
             lines.append(f"{bar}     cold, {result.wake[m.id]}")

@@ -32,10 +32,17 @@ class RecallNote:
 
 
 class RunLedger:
-    """Recall notes per (namespace, thread), read once by reflection."""
+    """Recall notes per (namespace, thread), read once by reflection.
+
+    The note of a thread's previous run is kept too: when a user message
+    corrects the last answer ("that's wrong, ..."), the memories that answer
+    was given are the ones to judge, and the correcting turn's own recall
+    (of "that's wrong, ...") rarely finds them.
+    """
 
     def __init__(self) -> None:
         self._notes: dict[tuple[str, str], RecallNote] = {}
+        self._previous: dict[tuple[str, str], RecallNote] = {}
         self._lock = threading.Lock()
 
     def note(self, who: Identity, note: RecallNote) -> None:
@@ -43,10 +50,18 @@ class RunLedger:
         with self._lock:
             self._notes[(who.namespace, who.thread_id or "")] = note
 
-    def pop(self, who: Identity) -> RecallNote | None:
-        """Take the note of the run of ``who`` (``None`` when nothing was noted)."""
+    def pop(self, who: Identity) -> tuple[RecallNote | None, RecallNote | None]:
+        """Take the note of the run of ``who``, with the thread's previous run's.
+
+        Either is ``None`` when nothing was noted.
+        """
+        key = (who.namespace, who.thread_id or "")
         with self._lock:
-            return self._notes.pop((who.namespace, who.thread_id or ""), None)
+            note = self._notes.pop(key, None)
+            previous = self._previous.get(key)
+            if note is not None:
+                self._previous[key] = note
+            return note, previous
 
 
 _LEDGERS: weakref.WeakKeyDictionary[Any, RunLedger] = weakref.WeakKeyDictionary()
@@ -100,12 +115,13 @@ def _storable(message: Any) -> bool:
 
 def reflection_args(memory: Any, who: Identity, llm: Any) -> dict[str, Any]:
     """Keyword arguments of ``reflect`` for the run of ``who`` (takes its ledger note)."""
-    note = ledger_for(memory).pop(who)
+    note, previous = ledger_for(memory).pop(who)
     return {
         "namespace": who.namespace,
         "agent_id": who.agent_id,
         "thread_id": who.thread_id,
         "recalled_ids": note.ids if note else [],
+        "answered_ids": previous.ids if previous else [],
         "query": note.query if note else "",
         "recalled_at": note.at if note else None,
         "llm": llm,

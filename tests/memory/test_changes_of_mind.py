@@ -50,7 +50,9 @@ def test_a_commute_change_in_other_words_supersedes_and_ranks_first(
     assert [(new.id, old.id)] == edges
     recalled = [
         r.id
-        for r in memory.recall("how do I get to work?", namespace=namespace).records
+        for r in memory.recall(
+            "how do I get to the office?", namespace=namespace
+        ).records
     ]
     assert old.id not in recalled
     assert [new.id] == recalled[:1]

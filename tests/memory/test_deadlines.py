@@ -39,7 +39,7 @@ def test_opening_memory_warms_up_so_the_first_recall_keeps_its_memories() -> Non
     with HindsightMemory.from_uri(":memory:", embedder=model) as memory:
         assert model.calls >= 1  # loaded while opening (the wake rule is measured too)
         memory.capture("I prefer green tea over coffee", namespace="u1")
-        first = memory.recall("what do I drink?", namespace="u1", timeout=0.2)
+        first = memory.recall("which tea do I prefer?", namespace="u1", timeout=0.2)
     assert (False, 1) == (first.timed_out, len(first.ids))
 
 
@@ -50,7 +50,7 @@ def test_warm_up_by_hand_for_memory_built_from_parts() -> None:
         memory.capture("I prefer green tea over coffee", namespace="u1")
         model.armed = True
         memory.warm_up()
-        first = memory.recall("what do I drink?", namespace="u1", timeout=0.2)
+        first = memory.recall("which tea do I prefer?", namespace="u1", timeout=0.2)
     assert (False, 1) == (first.timed_out, len(first.ids))
 
 
@@ -77,7 +77,7 @@ def _first_recall(warm: Sequence[str]) -> Any:
     )
     with HindsightMemory(store, HashingEmbedder()) as memory:  # type: ignore[arg-type]
         memory.warm_up(namespaces=warm)
-        return memory.recall("what do I drink?", namespace="u1", timeout=0.2)
+        return memory.recall("which tea do I prefer?", namespace="u1", timeout=0.2)
 
 
 def test_warm_up_loads_named_namespaces_so_their_first_recall_keeps_its_memories() -> (
@@ -96,7 +96,7 @@ def test_a_slow_recall_after_warm_up_still_times_out() -> None:
         memory.capture("I prefer green tea over coffee", namespace="u1")
         model.armed = True
         memory.warm_up()  # the first (free) call
-        late = memory.recall("what do I drink?", namespace="u1", timeout=0.2)
+        late = memory.recall("which tea do I prefer?", namespace="u1", timeout=0.2)
     assert (True, []) == (late.timed_out, late.ids)
 
 

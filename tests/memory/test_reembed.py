@@ -31,6 +31,17 @@ def test_next_prefix_counts_revisions() -> None:
     assert ["h_r2", "h_r3"] == [next_prefix("h", "h"), next_prefix("h", "h_r2")]
 
 
+QUESTIONS = ("Do I prefer tea?", "Where does Anna live?", "What should I renew?")
+
+
+def _recalled(memory: HindsightMemory) -> set[str]:
+    return {
+        memory_id
+        for q in QUESTIONS
+        for memory_id in memory.recall(q, namespace="u1", timeout=None).ids
+    }
+
+
 def test_reembed_switches_the_store_to_the_new_model(tmp_path: Path) -> None:
     """After reembed the new embedder opens the store and recalls the same memories."""
     uri = str(tmp_path / "store.db")
@@ -38,22 +49,18 @@ def test_reembed_switches_the_store_to_the_new_model(tmp_path: Path) -> None:
     with HindsightMemory(MilvusBackend(uri), old, owns_backend=True) as memory:
         for turn in TURNS:
             memory.capture(turn, namespace="u1")
-        before = set(
-            memory.recall("tea Anna passport", namespace="u1", timeout=None).ids
-        )
+        before = _recalled(memory)
         stored = {r.content for r in memory.list_memories("u1")}
     report = reembed(uri, to=new)
     with HindsightMemory(MilvusBackend(uri), new, owns_backend=True) as memory:
-        after = set(
-            memory.recall("tea Anna passport", namespace="u1", timeout=None).ids
-        )
+        after = _recalled(memory)
         listed = {r.content for r in memory.list_memories("u1")}
     assert ("hindsight", "hindsight_r2", ["u1"]) == (
         report.old_prefix,
         report.new_prefix,
         report.namespaces,
     )
-    assert before and before == after
+    assert len(before) == len(TURNS) and before == after
     assert stored == listed
     with pytest.raises(EmbeddingMismatch, match="hindsight-lg reembed"):
         HindsightMemory(MilvusBackend(uri), old, owns_backend=True)

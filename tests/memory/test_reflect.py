@@ -63,6 +63,21 @@ def test_a_corrected_run_keeps_an_unverified_lesson(memory: HindsightMemory) -> 
     )
 
 
+def test_a_correction_judges_what_the_corrected_answer_was_given(
+    memory: HindsightMemory,
+) -> None:
+    """The correcting turn recalled nothing; the previous run's memories are judged."""
+    wrong = _fact(memory, "The user lives in Porto, Portugal")
+    plain = [
+        HumanMessage("Where do I live?"),
+        AIMessage("You live in Porto, Portugal."),
+    ]
+    calm = reflect(memory, plain, namespace="u1", answered_ids=[wrong])
+    fixed = reflect(memory, CORRECTED, namespace="u1", answered_ids=[wrong])
+    # Without a correction the previous run's memories are not judged again.
+    assert (calm.used, calm.misleading, fixed.misleading) == ([], [], [wrong])
+
+
 def test_corrected_memory_is_weakened(memory: HindsightMemory) -> None:
     """A used memory followed by a user correction counts as misleading."""
     wrong = _fact(memory, "The user lives in Porto, Portugal")

@@ -278,6 +278,7 @@ def reflect(
     *,
     namespace: str,
     recalled_ids: Sequence[str] = (),
+    answered_ids: Sequence[str] = (),
     query: str = "",
     agent_id: str | None = None,
     thread_id: str | None = None,
@@ -291,6 +292,10 @@ def reflect(
         messages: the run's trajectory (human, assistant and tool messages).
         namespace: the tenant.
         recalled_ids: memories the run was given.
+        answered_ids: memories the thread's previous run was given. When a
+            user message of this run corrects an earlier answer, they are
+            judged with ``recalled_ids`` (the correction's own recall seldom
+            finds what the corrected answer used).
         query: what the run was about (the first user message by default).
         agent_id: the agent that ran.
         thread_id: kept on the lesson for traceability.
@@ -303,6 +308,8 @@ def reflect(
     """
     before = memory.clock() if recalled_at is None else recalled_at
     run_ids = _run_ids(messages)
+    if answered_ids and corrected_request(messages) is not None:
+        recalled_ids = list(dict.fromkeys([*recalled_ids, *answered_ids]))
     recalled = [
         r
         for r in (memory.get(namespace, i) for i in recalled_ids)

@@ -26,7 +26,7 @@ from hindsight_lg.memory.language.relations import (
 )
 from hindsight_lg.memory.language.timeparse import TimeWindow, find_window
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall.breakdown import Breakdown
+from hindsight_lg.memory.recall.breakdown import Breakdown, describe
 from hindsight_lg.memory.recall.lines import (
     Words,
     content_words,
@@ -299,6 +299,10 @@ class RecalledMemory:
     @property
     def id(self) -> str:
         return self.record.id
+
+    def describe(self) -> list[str]:
+        """Lines for a terminal: the score's formula, its support, each path."""
+        return describe(self.paths, self.breakdown)
 
 
 @dataclass(slots=True)

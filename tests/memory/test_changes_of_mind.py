@@ -75,7 +75,7 @@ def test_a_switch_from_one_drink_to_another_supersedes_and_ranks_first(
         history[old.id].status,
         history[old.id].superseded_by,
     )
-    recalled = memory.recall("What do I drink in the morning?", namespace=namespace)
+    recalled = memory.recall("What do I drink in the mornings?", namespace=namespace)
     assert [new.id] == [r.id for r in recalled.records]
 
 

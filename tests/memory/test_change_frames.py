@@ -57,6 +57,11 @@ def test_the_old_value_is_taken_out_and_the_rest_kept(
         ("I take the train", "I stopped taking the train"),
         ("I eat a lot of chocolate", "I gave up chocolate"),
         ("I drink soda with lunch", "I quit soda"),
+        ("I eat meat", "I cut out meat last year"),
+        ("I drink coffee", "No more coffee for me"),
+        ("I smoke a pack a day", "I quit smoking"),
+        ("I code in Java", "I've moved on from Java to Kotlin"),
+        ("I drive to work", "I traded my car for a bike"),
         # Chinese: 从…换成…, 改成, 把…换成, 不再, 戒了, 换到
         ("我每天喝绿茶", "我从绿茶换成了黑咖啡"),
         ("我住在武汉", "我从武汉搬到了长沙"),
@@ -67,6 +72,8 @@ def test_the_old_value_is_taken_out_and_the_rest_kept(
         ("我每天晚上喝啤酒", "我戒掉啤酒了"),
         ("我用Chrome", "我换到Firefox了"),
         ("我早上喝牛奶", "我早上改喝豆浆了"),
+        ("我每天抽烟", "我戒烟了"),
+        ("我喝咖啡", "我改成喝茶了"),
     ],
 )
 def test_a_change_that_names_the_old_value_replaces_it(old: str, new: str) -> None:
@@ -98,6 +105,9 @@ def test_a_change_that_names_the_old_value_replaces_it(old: str, new: str) -> No
         ("I drink water", "I might give up water", Decision.IGNORE),
         ("I drink green tea", "I never gave up green tea", Decision.REINFORCE),
         ("我每天喝绿茶", "我没有戒绿茶", Decision.REINFORCE),
+        ("I smoke", "I never quit smoking", Decision.REINFORCE),
+        ("I drink coffee", "I never stopped drinking coffee", Decision.REINFORCE),
+        ("I eat smoked salmon on Sundays", "I quit smoking", Decision.IGNORE),
         # Giving up coffee is not giving up coffee shops, in either language.
         ("I like coffee shops", "I gave up coffee", Decision.IGNORE),
         ("I like coffee shops", "I switched from coffee to tea", Decision.IGNORE),

@@ -16,6 +16,12 @@ _NEGATION_EN = re.compile(
     r"can't|cannot|stopped|quit|gave up|give up|dont|doesnt)\b|n't\b",
     re.I,
 )
+# "I never quit smoking": a denied stop is no denial.
+_STOP_EN = re.compile(r"\b(?:stopped|quit|gave up|give up|giving up)\b", re.I)
+_PLAIN_NEGATION_EN = re.compile(
+    r"\b(?:not|never|don't|doesn't|didn't|haven't|hasn't|won't|can't|cannot)\b|n't\b",
+    re.I,
+)
 _DISLIKE_EN = re.compile(
     r"\b(?:hate|hates|dislike|dislikes|can't stand|cannot stand|terrible|awful|"
     r"bad|overrated|tired of|sick of)\b",
@@ -119,6 +125,8 @@ def cues(text: str, attribute: str = "", *, span: str | None = None) -> Cues:
     zh = bool(re.search(r"[\u4e00-\u9fff]", text))
     scope = text if span is None else span
     negated = bool((_NEGATION_ZH if zh else _NEGATION_EN).search(scope))
+    if negated and not zh and _STOP_EN.search(scope):
+        negated = not _PLAIN_NEGATION_EN.search(scope)
     if attribute == "likes" and (_DISLIKE_ZH if zh else _DISLIKE_EN).search(scope):
         # "I don't hate it" is the rare double negative; read it as liking.
         negated = not negated

@@ -36,7 +36,7 @@ _FRAMES: list[tuple[str, re.Pattern[str]]] = [
     (
         "cut",
         re.compile(
-            rf"\b(?:{_VERB_EN})\s+(?:over\s+|back\s+|all\s+)?"
+            rf"\b(?:{_VERB_EN})\s+(?:over\s+|back\s+|on\s+|all\s+)?"
             rf"(?P<f>from\s+{_OLD_EN}\s+)(?=(?:over\s+|back\s+)?(?:to|into)\b)",
             re.I,
         ),

@@ -15,7 +15,7 @@ SINGLE_VALUED = frozenset(
     {"residence", "employer", "occupation", "commute", "name", "age", "diet"}
 )
 
-_CONTAINED = frozenset({"commute", "diet"})
+_CONTAINED = frozenset({"commute", "diet", "habit"})
 
 # canonical value -> the words (English stems or Chinese) that mean it
 _CANON: dict[str, dict[str, tuple[str, ...]]] = {
@@ -63,6 +63,9 @@ _CANON: dict[str, dict[str, tuple[str, ...]]] = {
         "vegetarian": ("vegetarian", "吃素", "素食"),
         "vegan": ("vegan", "纯素"),
         "keto": ("keto", "生酮"),
+    },
+    "habit": {
+        "smoking": ("smok*", "cigarette*", "vap*", "抽烟", "吸烟", "烟"),
     },
 }
 _CANON["likes"] = _CANON["drink"]
@@ -176,7 +179,7 @@ def category_of(value: str) -> str:
     for category, words in _CATEGORY.items():
         if any(_contains(value, w) for w in words):
             return category
-    for attribute in ("commute", "drink", "diet"):
+    for attribute in ("commute", "drink", "diet", "habit"):
         table = _CANON[attribute]
         if value in table or canonical(value, attribute) in table:
             return attribute
@@ -242,6 +245,7 @@ _ANCHORS = {
     "drink": "drink drinks coffee tea morning 喝 咖啡 茶",
     "food": "eat eats food 吃",
     "diet": "vegetarian vegan eat meat 吃素 素食",
+    "habit": "smoke smoking cigarettes vape 抽烟 吸烟 戒烟",
     "likes": "like love enjoy hate prefer fan fine 喜欢 讨厌 爱",
     "uses": "use using switched 用",
     "studies": "study studying learning learn 学 学习",

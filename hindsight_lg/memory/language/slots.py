@@ -137,6 +137,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
             r"really\s+|now\s+|just\s+)*(?:fine|great|good|ok|okay|awesome|"
             r"terrible|awful|bad|overrated|the best|my favou?rite)\b",
         ),
+        ("habit", r"\b(?P<v>smok(?:e|es|ing)|vap(?:e|es|ing))\b(?!d)"),
         ("drink", rf"\b(?:drink|drinks|drinking|sip)\s+{_V}"),
         (
             "drink",
@@ -165,7 +166,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
         (
             "switch",
             rf"\b(?:switched|switch|switching|changed|moved|went)\s+"
-            rf"(?:over\s+|back\s+)?to\s+{_V}",
+            rf"(?:over\s+|back\s+|on\s+)?to\s+{_V}",
         ),
         # What one has, orders or sticks to, read by the value's category
         # ("I have coffee in the afternoon" is a drink; "I have a meeting" nothing).
@@ -177,7 +178,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
         (
             "stop",
             r"\b(?:gave up|give up|giving up|given up|quit|quitting|stopped|ditched|"
-            r"dropped|kicked|cut out|done with|no longer)\s+"
+            r"dropped|kicked|cut out|done with|no longer|no more)\s+"
             r"(?!(?:at|by|in|for|to|on|with|off|here|there|it|that|this|them|him|her|"
             rf"me|us|you|now|today)\b){_V}",
         ),
@@ -221,6 +222,7 @@ _ZH: list[tuple[str, re.Pattern[str]]] = [
             rf"(?:不太?喜欢|喜欢|讨厌|爱上了?|爱|受不了|偏爱|迷上了?)(?:吃|喝|看|玩|听)?"
             rf"{_ZV}{_ZEND}",
         ),
+        ("habit", r"(?P<v>抽烟|吸烟|抽电子烟)"),
         ("drink", rf"(?:喝){_ZV}{_ZEND}"),
         ("food", rf"(?:吃){_ZV}{_ZEND}"),
         ("uses", rf"(?:改用|换用|在用|用){_ZV}{_ZEND}"),
@@ -374,7 +376,8 @@ def _reading(text: str, change: Change, frame: str, m: re.Match[str]) -> Reading
         attribute=attribute,
         value=key,
         negated=negated,
-        change=c.change and (negated or frame != "stop") or moved,
+        # Stopping is a change in itself ("I cut out meat").
+        change=(negated if frame == "stop" else c.change) or moved,
         correction=c.correction,
         addition=c.addition,
         hypothetical=c.hypothetical,

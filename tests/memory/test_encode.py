@@ -66,6 +66,11 @@ def test_entities_in_english_skip_sentence_words() -> None:
     assert ["Lena", "Lisbon"] == entities(
         "My sister Lena lives in Lisbon. I visit Monday"
     )
+    # A common word opening the sentence is capitalised, not a name; a name is.
+    assert ([], ["Lena", "Harz"]) == (
+        entities("From now on, always answer me in short bullet points."),
+        entities("Lena goes hiking in the Harz."),
+    )
 
 
 def test_entities_in_chinese_find_places() -> None:

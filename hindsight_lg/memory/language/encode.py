@@ -11,7 +11,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hindsight_lg._text import has_cjk, has_negation, split_events, terms, words
+from hindsight_lg._text import (
+    STOPWORDS,
+    has_cjk,
+    has_negation,
+    split_events,
+    terms,
+    words,
+)
 from hindsight_lg.memory.language.relations import NOT_NAMES, relations
 from hindsight_lg.memory.language.slots import read
 from hindsight_lg.memory.language.timeparse import find_window
@@ -177,7 +184,9 @@ def entities(text: str) -> list[str]:
             and not tok.isupper()
             or (tok.isupper() and len(tok) > 1 and tok not in _NOT_ENTITIES)
         ):
-            if i == 0 and tok.lower() in ("i", "the", "a") or len(tok) < 2:
+            # A sentence's first word is capitalised whatever it is: a common
+            # word there ("From now on ...") is not a name.
+            if i == 0 and tok.lower() in STOPWORDS or len(tok) < 2:
                 continue
             found.append(tok)
     found += re.findall(r"[\"“']([^\"”']{2,40})[\"”']", text)

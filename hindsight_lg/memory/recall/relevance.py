@@ -73,11 +73,14 @@ class RelevanceRule:
         ``strong`` are the query's terms that can carry a lexical match
         alone (:func:`strong_terms`): a BM25 score made of single Chinese
         characters ("的", "是", "一") is common words, however rare each
-        is in a small namespace.
+        is in a small namespace. The names of the memory's speakers do not
+        count: "Where does Maya work?" shares "maya" with everything Maya
+        said, and only "work" says what the question is about.
         """
         if c.paths.get("dense", 0.0) >= self.dense_floor(query):
             return "dense"
         if any(c.raw.get(p, 0.0) for p in ("lexical", "entity")):
+            strong = strong - set(terms(" ".join(c.record.participants)))
             shared = _shared(strong, c)
             bm25 = max(c.raw.get(p, 0.0) for p in ("lexical", "entity"))
             if shared and bm25 >= self.lexical_floor:
@@ -150,5 +153,5 @@ def strong_terms(text: str) -> set[str]:
 def _shared(strong: set[str], c: Candidate) -> set[str]:
     r = c.record
     context = r.meta.get(CONTEXT_KEY, "")
-    text = " ".join([r.content, *r.entities, *r.participants, str(context or "")])
+    text = " ".join([r.content, *r.entities, str(context or "")])
     return strong.intersection(terms(text))

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_lg import HindsightMemory
+from hindsight_lg import HindsightMemory, MemoryRecord
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.bench.relevance import Figures, evaluate, load_set
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder
+from hindsight_lg.memory.recall.relevance import RelevanceRule, keep_relevant
+from hindsight_lg.memory.recall.result import Candidate
 from hindsight_lg.testing import HashingEmbedder
 
 SET = Path(__file__).parent / "data" / "relevance.json"
@@ -82,3 +84,26 @@ def test_explain_says_why_a_memory_was_left_out() -> None:
     assert breakdown is not None
     assert (result.ids, result.cut.get(other.id)) == ([kept.id], "unrelated")
     assert breakdown.support in ("dense", "lexical")
+
+
+def _candidate(text: str, **paths: float) -> Candidate:
+    return Candidate(MemoryRecord(namespace="u", content=text), paths=dict(paths))
+
+
+def test_a_link_counts_only_from_a_memory_that_bears_on_the_query() -> None:
+    """Graph activation vouches for a memory only when its seed has support itself."""
+    rule = RelevanceRule("m", {"latin": 0.5, "cjk": 0.9}, 3.0, 0.1)
+    answer = _candidate("Lena lives in Lisbon.", dense=0.8)
+    stray = _candidate("The weather was nice.", dense=0.3)
+    near = _candidate("Her flat has a view.", dense=0.2, graph=0.4)
+    near.links = {answer.record.id: 0.4}
+    by_stray = _candidate("We ate pasta.", dense=0.2, graph=0.4)
+    by_stray.links = {stray.record.id: 0.4}
+    kept, cut = keep_relevant(
+        rule, "Where does Lena live?", [answer, stray, near, by_stray]
+    )
+    assert [c.record.content for c in kept] == [
+        answer.record.content,
+        near.record.content,
+    ]
+    assert (near.support, cut[by_stray.record.id]) == ("via graph", "unrelated")

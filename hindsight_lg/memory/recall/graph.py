@@ -70,7 +70,7 @@ class Diffusion:
         # never returns to it, and two seeds sharing an entity credit each other.
         frontier = {node: {node: act} for node, act in activation.items()}
         seen = set(activation)
-        reached: dict[str, float] = defaultdict(float)
+        reached: dict[str, dict[str, float]] = defaultdict(dict)
         with telemetry.memory_span(
             telemetry.RECALL_GRAPH, kind=telemetry.RETRIEVER, path="graph"
         ) as span:
@@ -82,7 +82,9 @@ class Diffusion:
                 nxt = self._spread(frontier, edges)
                 for node, by_seed in nxt.items():
                     if not node.startswith(ENTITY_PREFIX):
-                        reached[node] = max(reached[node], max(by_seed.values()))
+                        got = reached[node]
+                        for seed, act in by_seed.items():
+                            got[seed] = max(got.get(seed, 0.0), act)
                 # Only newly reached nodes spread on; seeds already have.
                 frontier = {n: a for n, a in nxt.items() if n not in seen}
                 seen |= set(frontier)
@@ -115,18 +117,21 @@ class Diffusion:
         pool: dict[str, Candidate],
         namespace: str,
         agent_id: str | None,
-        reached: dict[str, float],
+        reached: dict[str, dict[str, float]],
     ) -> None:
         missing = [i for i in reached if i not in pool]
         fetched = (
             {r.id: r for r in self.backend.get(namespace, missing)} if missing else {}
         )
-        for node, act in reached.items():
+        for node, by_seed in reached.items():
             record = pool[node].record if node in pool else fetched.get(node)
             if record is None or not _recallable(record, agent_id, self.policy):
                 continue
             c = pool.setdefault(node, Candidate(record))
+            act = max(by_seed.values())
             c.paths["graph"] = max(c.paths.get("graph", 0.0), min(1.0, act))
+            for seed, got in by_seed.items():
+                c.links[seed] = max(c.links.get(seed, 0.0), got)
 
 
 def _recallable(record: MemoryRecord, agent_id: str | None, policy: Policy) -> bool:

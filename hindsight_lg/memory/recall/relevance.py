@@ -38,7 +38,7 @@ from hindsight_lg._text import has_cjk, terms
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.calibration import Spread
 from hindsight_lg.memory.recall.result import Candidate
-from hindsight_lg.model import CONTEXT_KEY
+from hindsight_lg.model import CONTEXT_KEY, ENTITY_PREFIX
 
 DIRECT = ("dense", "lexical", "entity", "time")
 # A memory holding this share of the query's words bears on it lexically,
@@ -89,9 +89,25 @@ class RelevanceRule:
                 return "lexical"
         return "time" if c.paths.get("time", 0.0) > 0 else ""
 
-    def linked(self, paths: dict[str, float]) -> str:
-        """The path linking a memory to supported ones, or ``""``."""
-        return next((p for p in LINKED if paths.get(p, 0.0) >= self.link), "")
+    def linked(self, c: Candidate, supported: set[str]) -> str:
+        """The path linking ``c`` to memories that bear on the query, or ``""``.
+
+        Graph activation counts only as it came from ``supported`` memories
+        or from an entity the query names (an entity seed): two memories
+        that merely follow each other in a thread, neither bearing on the
+        question, do not vouch for each other.
+        """
+        graph = max(
+            (
+                act
+                for seed, act in c.links.items()
+                if seed in supported or seed.startswith(ENTITY_PREFIX)
+            ),
+            default=0.0,
+        )
+        if graph >= self.link:
+            return "graph"
+        return "feedback" if c.paths.get("feedback", 0.0) >= self.link else ""
 
 
 def rule_for(spread: Spread, policy: Policy) -> RelevanceRule:
@@ -128,10 +144,11 @@ def keep_relevant(
         c.support = rule.support(query, strong, c)
     if not any(c.support for c in ranked):
         return [], {c.record.id: "unrelated" for c in ranked}
+    supported = {c.record.id for c in ranked if c.support}
     kept: list[Candidate] = []
     cut: dict[str, str] = {}
     for c in ranked:
-        if not c.support and (link := rule.linked(c.paths)):
+        if not c.support and (link := rule.linked(c, supported)):
             c.support = f"via {link}"
         if c.support:
             kept.append(c)

@@ -42,8 +42,8 @@ def _rank_of_answer(memory: HindsightMemory) -> int:
         memory.capture(text, namespace="u", speaker=speaker, thread_id="t1")
     result = memory.recall(QUESTION, namespace="u", k=10, budget_tokens=2000)
     contents = [m.record.content for m in result.memories]
-    assert ANSWER in contents, contents
-    return contents.index(ANSWER)
+    # Absent ranks below every line: without context nothing may vouch for it.
+    return contents.index(ANSWER) if ANSWER in contents else len(TURNS)
 
 
 def test_an_answer_is_found_through_the_question_before_it(

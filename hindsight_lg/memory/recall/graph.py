@@ -70,7 +70,10 @@ class Diffusion:
         # never returns to it, and two seeds sharing an entity credit each other.
         frontier = {node: {node: act} for node, act in activation.items()}
         seen = set(activation)
-        reached: dict[str, dict[str, float]] = defaultdict(dict)
+        reached: dict[str, float] = defaultdict(float)
+        # What arrived by an association (not mere adjacency in a thread),
+        # per seed: the relevance rule lets only this vouch for a memory.
+        vouched: dict[str, dict[str, float]] = defaultdict(dict)
         with telemetry.memory_span(
             telemetry.RECALL_GRAPH, kind=telemetry.RETRIEVER, path="graph"
         ) as span:
@@ -80,15 +83,20 @@ class Diffusion:
                     break
                 edges = self.backend.edges(namespace, list(frontier), types=GRAPH_TYPES)
                 nxt = self._spread(frontier, edges)
+                assoc = self._spread(
+                    frontier, [e for e in edges if e.type is not EdgeType.PRECEDES]
+                )
                 for node, by_seed in nxt.items():
                     if not node.startswith(ENTITY_PREFIX):
-                        got = reached[node]
-                        for seed, act in by_seed.items():
-                            got[seed] = max(got.get(seed, 0.0), act)
+                        reached[node] = max(reached[node], max(by_seed.values()))
+                for node, by_seed in assoc.items():
+                    got = vouched[node]
+                    for seed, act in by_seed.items():
+                        got[seed] = max(got.get(seed, 0.0), act)
                 # Only newly reached nodes spread on; seeds already have.
                 frontier = {n: a for n, a in nxt.items() if n not in seen}
                 seen |= set(frontier)
-            self._attach(pool, namespace, agent_id, reached)
+            self._attach(pool, namespace, agent_id, reached, vouched)
             span.set_attribute("hindsight.count", len(reached))
 
     def _spread(
@@ -117,20 +125,20 @@ class Diffusion:
         pool: dict[str, Candidate],
         namespace: str,
         agent_id: str | None,
-        reached: dict[str, dict[str, float]],
+        reached: dict[str, float],
+        vouched: dict[str, dict[str, float]],
     ) -> None:
         missing = [i for i in reached if i not in pool]
         fetched = (
             {r.id: r for r in self.backend.get(namespace, missing)} if missing else {}
         )
-        for node, by_seed in reached.items():
+        for node, act in reached.items():
             record = pool[node].record if node in pool else fetched.get(node)
             if record is None or not _recallable(record, agent_id, self.policy):
                 continue
             c = pool.setdefault(node, Candidate(record))
-            act = max(by_seed.values())
             c.paths["graph"] = max(c.paths.get("graph", 0.0), min(1.0, act))
-            for seed, got in by_seed.items():
+            for seed, got in vouched.get(node, {}).items():
                 c.links[seed] = max(c.links.get(seed, 0.0), got)
 
 

@@ -92,10 +92,11 @@ class RelevanceRule:
     def linked(self, c: Candidate, supported: set[str]) -> str:
         """The path linking ``c`` to memories that bear on the query, or ``""``.
 
-        Graph activation counts only as it came from ``supported`` memories
-        or from an entity the query names (an entity seed): two memories
-        that merely follow each other in a thread, neither bearing on the
-        question, do not vouch for each other.
+        Graph activation counts only as it came by an association (a shared
+        entity, a cause, a supplement: not mere adjacency in a thread) from
+        ``supported`` memories or from an entity the query names (an entity
+        seed). A memory said just after the answer, on another subject, is
+        not vouched for by it.
         """
         graph = max(
             (

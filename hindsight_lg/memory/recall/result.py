@@ -125,7 +125,8 @@ class Candidate:
     breakdown: Breakdown | None = None
     # The path by which the memory bears on the query (relevance rule).
     support: str = ""
-    # Graph activation received, per seed it spread from (memory or entity id).
+    # Graph activation received by association (any edge but a thread's
+    # ``precedes``), per seed it spread from (memory or entity id).
     links: dict[str, float] = field(default_factory=dict)
 
 

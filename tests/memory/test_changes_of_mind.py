@@ -174,3 +174,21 @@ def test_held_out_captures_supersede_with_the_measured_precision() -> None:
     )
     s = score([coarse(p.label) for p in pairs], got, SUPERSEDE)
     assert (s.precision >= 0.95, s.recall >= 0.78) == (True, True), s
+
+
+def test_a_change_of_mind_in_one_clause_of_two_supersedes(
+    memory: HindsightMemory, namespace: str, clock: FrozenClock
+) -> None:
+    """The second clause reads as a move; the first still changes the view of Redis."""
+    old, new = _change(
+        memory,
+        namespace,
+        clock,
+        "I don't like Redis for caching, it bit us in production last year.",
+        "Actually Redis is fine for caching now, we moved to a managed cluster.",
+    )
+    history = {r.id: r for r in memory.list_memories(namespace, history=True)}
+    assert (history[old.id].status, history[old.id].superseded_by) == (
+        Status.SUPERSEDED,
+        new.id,
+    )

@@ -27,7 +27,7 @@ from hindsight_lg._text import has_negation, terms
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.memory.language.judge import Decision, decide
 from hindsight_lg.memory.language.lexicon import anchor_words
-from hindsight_lg.memory.language.slots import read
+from hindsight_lg.memory.language.slots import read, readings
 from hindsight_lg.model import Kind, MemoryRecord, Status
 
 # (new memory, current candidates) -> one decision per candidate
@@ -42,19 +42,31 @@ _MERGED_ITEMS = 64
 _DETAIL_CHARS = 2000
 
 
+# When two statements share several slots, the decision that says most wins.
+_STRONGEST = (Decision.CORRECT, Decision.REPLACE, Decision.REINFORCE, Decision.ADD)
+
+
 def heuristic_judge(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> list[Decision]:
-    """Slot decisions, with the legacy rule where either statement has no slot."""
-    mine = read(new.content)
+    """Slot decisions, with the legacy rule where either statement has no slot.
+
+    Each statement may set several slots (one per clause, :func:`readings`);
+    every pair is judged and the strongest decision is the answer.
+    """
+    mine = readings(new.content)
     out = []
     for old in olds:
-        theirs = read(old.content)
-        if mine is not None and theirs is not None:
-            out.append(decide(mine, theirs))
+        theirs = readings(old.content)
+        if mine and theirs:
+            out.append(_strongest([decide(a, b) for a in mine for b in theirs]))
         elif legacy_conflict(new, old):
             out.append(Decision.REPLACE)
         else:
             out.append(Decision.IGNORE)
     return out
+
+
+def _strongest(decisions: Sequence[Decision]) -> Decision:
+    return next((d for d in _STRONGEST if d in decisions), Decision.IGNORE)
 
 
 def legacy_conflict(new: MemoryRecord, old: MemoryRecord) -> bool:

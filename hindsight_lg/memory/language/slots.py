@@ -345,6 +345,29 @@ def read(text: str) -> Reading | None:
     return None
 
 
+def readings(text: str) -> list[Reading]:
+    """Every slot a statement sets: the whole sentence's, then each clause's.
+
+    :func:`read` gives one slot per statement, the first its table order
+    finds; a statement of two clauses may set two. "Actually Redis is fine
+    for caching now, we moved to a managed cluster" changes the user's view
+    of Redis, whatever the second clause reads as.
+
+    Example:
+        >>> text = "Actually Redis is fine for caching now, we moved to a managed cluster"
+        >>> [r.attribute for r in readings(text)]
+        ['residence', 'likes']
+    """
+    found = [r for r in [read(text)] if r is not None]
+    clauses = [c for c in re.split(r"[,;.!?，。；！？]+", text) if c.strip()]
+    if len(clauses) > 1:
+        found += [r for c in clauses if (r := read(c)) is not None]
+    unique: dict[str, Reading] = {}
+    for r in found:
+        unique.setdefault(r.slot, r)
+    return list(unique.values())
+
+
 _EMPTY = Reading("", "", "")  # a pattern matched a value with no content ("it")
 
 

@@ -129,6 +129,10 @@ class _Threads:
                 self._users.popitem(last=False)
 
 
+# Keyed by the checkpointer, weakly: a thread id means something only to the
+# saver that keeps the thread, and the saver is LangGraph's (or the user's),
+# not an object of ours that could hold the map. Two engines on one saver
+# share it; find_identity(saver=...) is public and takes no engine.
 _THREADS: weakref.WeakKeyDictionary[Any, _Threads] = weakref.WeakKeyDictionary()
 _THREADS_LOCK = threading.Lock()
 
@@ -200,7 +204,6 @@ def _unreadable(exc: Exception) -> str | None:
 def _remember(saver: Any, thread_id: str, found: str | None) -> str | None:
     """Keep the thread's user (or that it has none) for this process's next turn."""
     _threads_of(saver).set(thread_id, found or "")
-    return found
     return found
 
 

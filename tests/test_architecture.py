@@ -418,6 +418,118 @@ def test_public_modules_are_checked_as_public() -> None:
     assert [] == [name for name in PUBLIC if name not in MODULES]
 
 
+# State a process keeps has an owner: the store's handle (backend, read cache,
+# locks, spool, group commit), the engine (what its adapters keep per engine,
+# ``HindsightMemory.adapter_state``), or an adapter object. A module-level
+# mutable map filled at run time is a registry nobody owns: it outlives every
+# engine and is keyed its own way. These are the ones that stay, and why.
+REGISTRIES = {  # "module.NAME" -> why it is module-level
+    "hindsight_lg.backends.handle._STORES": "the one lookup of store handles: "
+    "by backend object (weak) and by Lite file + prefix",
+    "hindsight_lg.backends.milvus._lite_server._FILES": "one per Lite file, below "
+    "any handle: backends on two prefixes of a file share its server and ledger lock",
+    "hindsight_lg.identity._THREADS": "a thread's user, per checkpointer (weak): "
+    "thread ids belong to the LangGraph saver, which the library does not own, "
+    "and find_identity(saver=...) is public with no engine to hold it",
+    "hindsight_lg.identity._WARNED": "a log rate limit (warn once per thread), "
+    "bounded; nothing reads it back",
+    "hindsight_lg.checkpointers._base._VARIANTS": "a cache of classes built once "
+    "per saver class and capability set (immutable values)",
+    "hindsight_lg.memory.recall.calibration._MEASURED": "a memo of a measurement "
+    "per embedding model id (the same value every time)",
+}
+_CONTAINERS = {"dict", "set", "list", "OrderedDict", "defaultdict", "deque"}
+_WEAK = {"WeakKeyDictionary", "WeakValueDictionary", "WeakSet"}
+
+
+def _called(node: ast.expr) -> str:
+    if not isinstance(node, ast.Call):
+        return ""
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _stateful_classes(tree: ast.Module) -> set[str]:
+    """Classes whose ``__init__`` sets a container or a lock on ``self``."""
+    found = set()
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        for node in ast.walk(cls):
+            if (
+                isinstance(node, (ast.Assign, ast.AnnAssign))
+                and node.value is not None
+                and (
+                    _empty_container(node.value)
+                    or _called(node.value) in {"Lock", "RLock", *_WEAK}
+                )
+            ):
+                found.add(cls.name)
+    return found
+
+
+def _empty_container(value: ast.expr) -> bool:
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    if isinstance(value, (ast.List, ast.Set)):
+        return not value.elts
+    if not isinstance(value, ast.Call):
+        return False
+    name = _called(value)
+    return name in _WEAK or (name in _CONTAINERS and not value.args)
+
+
+def module_registries(path: Path) -> list[str]:
+    """Names a module binds at import to an empty container or a registry object.
+
+    An empty map, set or list (or any weak container) made at import exists to
+    be filled later; so does an instance of a class of the module that keeps a
+    container or a lock. Constant tables (literals with entries) are not state.
+    """
+    tree = ast.parse(path.read_text())
+    stateful = _stateful_classes(tree)
+    body = list(tree.body)
+    for node in tree.body:  # module-level if/try blocks bind at import too
+        if isinstance(node, (ast.If, ast.Try)):
+            body += [*node.body, *node.orelse]
+    found = []
+    for node in body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if _empty_container(value) or _called(value) in stateful:
+            found += [t.id for t in targets if isinstance(t, ast.Name)]
+    return found
+
+
+def test_no_module_keeps_an_ownerless_registry() -> None:
+    """Process state belongs to a handle, an engine or an adapter object."""
+    found = {
+        f"{module}.{name}"
+        for module, path in sorted(modules().items())
+        for name in module_registries(path)
+    }
+    assert [] == sorted(found - set(REGISTRIES))
+    assert [] == sorted(set(REGISTRIES) - found)  # the allow-list has no dead entry
+
+
+def test_the_registry_check_catches_a_new_map(tmp_path: Path) -> None:
+    """A weak map, an empty dict and a registry object are each caught."""
+    source = tmp_path / "sample.py"
+    source.write_text(
+        "import threading, weakref\n"
+        "TABLE = {'a': 1}\n"
+        "_BY_ENGINE = weakref.WeakKeyDictionary()\n"
+        "_SEEN: dict[str, int] = {}\n"
+        "class _Box:\n"
+        "    def __init__(self):\n"
+        "        self._lock = threading.Lock()\n"
+        "_BOX = _Box()\n"
+    )
+    assert ["_BY_ENGINE", "_SEEN", "_BOX"] == module_registries(source)
+
+
 MAX_LINES = 600  # a backend's size; most modules stay near half of it
 
 

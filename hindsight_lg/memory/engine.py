@@ -26,6 +26,7 @@ from hindsight_lg.backends import (
 )
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
 from hindsight_lg.memory._lifecycle_methods import LifecycleMethods
+from hindsight_lg.memory._slots import AdapterSlots
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory._twins import in_thread
 from hindsight_lg.memory._wiring import EngineParts, open_parts, open_uri
@@ -59,7 +60,7 @@ class DefaultTimeout(enum.Enum):
 DEFAULT_TIMEOUT: Final = DefaultTimeout.TIMEOUT
 
 
-class HindsightMemory(LifecycleMethods):
+class HindsightMemory(LifecycleMethods, AdapterSlots):
     """Long-term memory for agents: capture turns, recall by association.
 
     Args:

@@ -1,6 +1,6 @@
 """What the nodes and the middleware share about one run.
 
-*What was recalled*: a small ledger, kept per memory engine, remembers the
+*What was recalled*: a small ledger, which each memory engine keeps, remembers the
 ids recalled at the start of a thread's run so reflection at its end can
 judge them. *Whose run*: :mod:`hindsight_lg.identity`.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from hindsight_lg import telemetry
 from hindsight_lg._messages import lookup, text_of
 from hindsight_lg.identity import Identity
-from hindsight_lg.memory import RecallResult
+from hindsight_lg.memory import HindsightMemory, RecallResult
 
 # -- the ledger ---------------------------------------------------------------
 
@@ -64,17 +63,13 @@ class RunLedger:
             return note, previous
 
 
-_LEDGERS: weakref.WeakKeyDictionary[Any, RunLedger] = weakref.WeakKeyDictionary()
-_LEDGERS_LOCK = threading.Lock()
+def ledger_for(memory: HindsightMemory) -> RunLedger:
+    """The ledger of one memory engine (shared by its nodes and middleware).
 
-
-def ledger_for(memory: Any) -> RunLedger:
-    """The ledger of one memory engine (shared by its nodes and middleware)."""
-    with _LEDGERS_LOCK:
-        ledger = _LEDGERS.get(memory)
-        if ledger is None:
-            ledger = _LEDGERS[memory] = RunLedger()
-        return ledger
+    The engine owns it (:meth:`~hindsight_lg.memory.HindsightMemory.adapter_state`),
+    so it lives as long as the engine does.
+    """
+    return memory.adapter_state(RunLedger)
 
 
 def submit_turn(memory: Any, who: Identity, messages: list[Any], **kwargs: Any) -> None:
@@ -113,7 +108,7 @@ def _storable(message: Any) -> bool:
     return "\x00" not in text
 
 
-def reflection_args(memory: Any, who: Identity, llm: Any) -> dict[str, Any]:
+def reflection_args(memory: HindsightMemory, who: Identity, llm: Any) -> dict[str, Any]:
     """Keyword arguments of ``reflect`` for the run of ``who`` (takes its ledger note)."""
     note, previous = ledger_for(memory).pop(who)
     return {

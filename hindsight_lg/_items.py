@@ -14,11 +14,21 @@ import time
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from hindsight_lg.model import MemoryRecord
 
 META = "store"
+
+Origin = Literal["app", "captured"]
+ORIGIN = "$origin"
+"""The filter key that picks one side of a namespace: ``"app"`` or ``"captured"``.
+
+A ``$`` name because every other top-level filter key is a field of the items'
+values: ``origin`` is a plausible field of an app's own, and reserving it would
+change what an app's ``filter={"origin": ...}`` means.
+"""
+ORIGINS: tuple[Origin, ...] = ("app", "captured")
 
 
 def item_id(tenant: str, key: str) -> str:
@@ -94,6 +104,32 @@ def item_meta(record: MemoryRecord) -> dict[str, Any] | None:
     """What the store kept about an item, ``None`` for a captured memory."""
     kept = record.meta.get(META)
     return kept if isinstance(kept, dict) else None
+
+
+def origin_of(record: MemoryRecord) -> Origin:
+    """``"app"`` for an item put through the store, else ``"captured"``."""
+    return "app" if item_meta(record) is not None else "captured"
+
+
+def split_origin(
+    where: Mapping[str, Any] | None,
+) -> tuple[Origin | None, dict[str, Any] | None]:
+    """The origin a search filter asks for (``None``: both) and the rest of it.
+
+    Raises:
+        ValueError: the ``$origin`` value is not ``"app"`` or ``"captured"``.
+    """
+    if not where or ORIGIN not in where:
+        return None, dict(where) if where else None
+    wanted = where[ORIGIN]
+    if not isinstance(wanted, str) or wanted not in ORIGINS:
+        raise ValueError(
+            f'filter {{"{ORIGIN}": ...}} takes "app" (items put through the store) '
+            f'or "captured" (memories the engine holds), not {wanted!r}; '
+            f"leave it out for both"
+        )
+    rest = {k: v for k, v in where.items() if k != ORIGIN}
+    return ("app" if wanted == "app" else "captured"), rest or None
 
 
 def value_of(record: MemoryRecord) -> dict[str, Any]:

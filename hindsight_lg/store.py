@@ -27,6 +27,13 @@ while ``get`` still finds them. Expire them with LangGraph's TTL instead
 (``put(..., ttl=minutes)``, ``refresh_ttl`` on reads, a store-wide default
 with ``ttl={"default_ttl": ..., "refresh_on_read": ...}``); expired items are
 invisible at once and deleted for real by :meth:`HindsightStore.sweep_ttl`.
+
+*Two sides of a user's namespace.* ``("memories", user_id)`` holds what apps
+put there and what the engine captured; every item says which in
+:attr:`HindsightItem.origin` (``"app"`` or ``"captured"``), and a search picks
+one side with ``filter={"$origin": "app"}`` or ``{"$origin": "captured"}``
+(see :data:`ORIGIN`), combinable with value filters. Without it a search
+returns both, as LangMem and the server templates expect.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import json
 import math
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -55,10 +63,14 @@ from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from hindsight_lg._items import (
     META,
+    ORIGIN,
+    Origin,
     WriteSequence,
     item_id,
     item_meta,
     matches,
+    origin_of,
+    split_origin,
     value_of,
     when,
     write_order,
@@ -68,11 +80,56 @@ from hindsight_lg.memory import PINNED_KEY, HindsightMemory
 from hindsight_lg.model import Kind, MemoryRecord, SourceKind, Status, Tier
 from hindsight_lg.tenancy import DEFAULT_TENANTS, TenantMap, labels_of, tenant_of
 
-__all__ = ["HindsightStore", "labels_of", "matches", "tenant_of"]
+__all__ = [
+    "HindsightItem",
+    "HindsightStore",
+    "ORIGIN",
+    "Origin",
+    "labels_of",
+    "matches",
+    "tenant_of",
+]
 
 _TEXT_KEYS = ("content", "text", "memory", "data")
 _ALL = 10**7
 _ACTIVE = Where(statuses=(Status.ACTIVE.value,))
+
+
+class HindsightItem(SearchItem):
+    """A store item that says where it came from.
+
+    ``get`` and ``search`` return these; equality, ``dict()`` and what
+    LangGraph's server sends are those of a plain :class:`SearchItem`.
+
+    Attributes:
+        origin: ``"app"`` for an item put through the store (by an app, a
+            tool or LangMem), ``"captured"`` for a memory the engine holds
+            (captured from a conversation, written by the memory tools,
+            learned by reflection).
+
+    Example:
+        >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+        >>> store = HindsightStore(HindsightMemory(InMemoryBackend(), HashingEmbedder()))
+        >>> store.put(("memories", "u42"), "tea", {"content": "Likes green tea"})
+        >>> [i.origin for i in store.search(("memories", "u42"))]
+        ['app']
+    """
+
+    __slots__ = ("origin",)
+
+    def __init__(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        created_at: datetime,
+        updated_at: datetime,
+        score: float | None = None,
+        *,
+        origin: Origin,
+    ) -> None:
+        super().__init__(namespace, key, value, created_at, updated_at, score)
+        self.origin: Origin = origin
 
 
 class HindsightStore(BaseStore):
@@ -157,16 +214,17 @@ class HindsightStore(BaseStore):
         # imported or edited record cannot pose as another namespace's item.
         return self.tenants.labels(record.namespace)
 
-    def _item(self, record: MemoryRecord, score: float | None = None) -> SearchItem:
+    def _item(self, record: MemoryRecord, score: float | None = None) -> HindsightItem:
         stored = item_meta(record) or {}
         updated = max(record.created_at, float(record.meta.get("store_updated", 0.0)))
-        return SearchItem(
+        return HindsightItem(
             namespace=self._labels(record) or (record.namespace,),
             key=str(stored.get("key", record.id)),
             value=value_of(record),
             created_at=when(record.created_at),
             updated_at=when(updated),
             score=score,
+            origin=origin_of(record),
         )
 
     # -- reads ------------------------------------------------------------------
@@ -210,10 +268,11 @@ class HindsightStore(BaseStore):
         return out
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        origin, where = split_origin(op.filter)
         records = [
             r
             for r in self._records(op.namespace_prefix, vectors=bool(op.query))
-            if matches(value_of(r), op.filter)
+            if origin in (None, origin_of(r)) and matches(value_of(r), where)
         ]
         if op.query:
             found = self._ranked(op, records)

@@ -77,3 +77,24 @@ def test_injection_attempt_stays_inside_the_literal() -> None:
     """A namespace crafted to close the string stays one escaped literal."""
     expr = where_expr('x" or namespace != "', Where(statuses=()))
     assert 'namespace == "x\\" or namespace != \\""' == expr
+
+
+def test_a_refused_expression_is_told_by_the_servers_reason_not_its_words() -> None:
+    """An expression holding "lock" or "timeout" is still a plain query error.
+
+    Milvus 2.3 puts the whole expression before its reason; a long one (many
+    query terms) used to push "unsupported pattern" past the cut, so the
+    prefix-match fallback never ran and capture failed on the server.
+    """
+    from hindsight_lg.backends.milvus._core import _translate
+    from hindsight_lg.errors import StoreError, StoreLocked, StoreTimeout
+
+    terms = " or ".join(f'lexical like "%{w}%"' for w in ["lock", "timeout"] * 20)
+    exc = Exception(
+        f"<MilvusException: (code=65535, message=cannot parse expression: ({terms}), "
+        "error: unsupported pattern: %lock%, only prefix pattern match like ab% "
+        "and equal match like ab(no wildcards) are supported)>"
+    )
+    err = _translate(exc, "querying")
+    assert type(err) is StoreError and not isinstance(err, StoreLocked | StoreTimeout)
+    assert "unsupported pattern" in str(err)

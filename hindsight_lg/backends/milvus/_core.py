@@ -106,8 +106,17 @@ def _lite_locked(uri: str) -> bool:
     return False
 
 
+_PARSE = "cannot parse expression"
+
+
 def _translate(exc: Exception, action: str) -> StoreError:
     text = str(exc)
+    if _PARSE in text:
+        # The expression carries the caller's words ("lock", "timeout", long
+        # lists of terms): only the server's reason, at the end, says what
+        # went wrong, and it must survive the cut to 300 characters.
+        reason = text.rsplit("error:", 1)[-1].strip(" )>")
+        return StoreError(f"{action}: {_PARSE}: {reason[:300]}")
     if "lock" in text.lower() or "DataDirLocked" in repr(
         exc.__cause__ or exc.__context__
     ):

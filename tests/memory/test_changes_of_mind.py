@@ -192,3 +192,18 @@ def test_a_change_of_mind_in_one_clause_of_two_supersedes(
         Status.SUPERSEDED,
         new.id,
     )
+
+
+def test_a_change_of_view_on_one_thing_leaves_other_likes_alone(
+    memory: HindsightMemory, namespace: str, clock: FrozenClock
+) -> None:
+    """ "Redis is fine now" changes the view of Redis, not that of hiking."""
+    hiking, _ = _change(
+        memory,
+        namespace,
+        clock,
+        "I love hiking in the Harz mountains on weekends.",
+        "Actually Redis is fine for caching now, we moved to a managed cluster.",
+    )
+    current = {r.id for r in memory.list_memories(namespace)}
+    assert hiking.id in current

@@ -192,5 +192,5 @@ def test_a_cut_turn_is_captured_whole(tmp_path: Path) -> None:
         memory.flush()
         text = " ".join(r.content for r in memory.list_memories("big", limit=1000))
         assert [i for i in range(150) if f"Town{i}." not in text] == []
-        hits = memory.recall("what does the user drink", namespace="small", k=1)
+        hits = memory.recall("which tea does the user prefer", namespace="small", k=1)
         assert "green tea" in hits.memories[0].record.content

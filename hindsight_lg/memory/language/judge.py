@@ -35,6 +35,9 @@ from hindsight_lg.memory.language.frames import without_verb
 from hindsight_lg.memory.language.lexicon import same_value
 from hindsight_lg.memory.language.slots import THIRD_PERSON, Reading, read, value_key
 
+# Attributes that hold many values at once (one likes hiking and Redis).
+MANY_VALUED = frozenset({"likes"})
+
 
 class Decision(StrEnum):
     """What a new statement does to an earlier one on the same subject."""
@@ -90,9 +93,18 @@ def decide(new: Reading | None, old: Reading | None) -> Decision:
         return Decision.ADD  # it gave up something else: "I drink water" stays
     if new.addition and not new.correction:
         return Decision.ADD
-    if new.single_valued or new.change or new.correction:
+    if new.single_valued or new.correction:
         return changed
+    if new.change and not _many_valued(new):
+        return changed
+    # "Actually Redis is fine now" changes the view of Redis, not of hiking:
+    # a change to another value of a many-valued attribute adds beside it.
     return Decision.ADD
+
+
+def _many_valued(reading: Reading) -> bool:
+    """What someone likes or dislikes: many values at a time, none replaced."""
+    return reading.attribute in MANY_VALUED
 
 
 def _gives_up(new: Reading, old: Reading) -> bool:

@@ -79,7 +79,7 @@ def test_a_capture_on_one_replica_is_recalled_by_another(
     """Another replica, its cache already warm for the tenant, recalls a new memory."""
     a, b, _ = replicas
     a.ask("capture", namespace, "I prefer green tea over coffee")
-    assert b.ask("recall", namespace, "what does the user drink?")  # cache warm
+    assert b.ask("recall", namespace, "which tea does the user prefer?")  # warm
     [lena] = a.ask("capture", namespace, "My sister Lena lives in Lisbon")
     start = time.monotonic()
     while lena not in b.ask("recall", namespace, "where does Lena live?"):

@@ -82,10 +82,7 @@ class Diffusion:
                 if not frontier:
                     break
                 edges = self.backend.edges(namespace, list(frontier), types=GRAPH_TYPES)
-                nxt = self._spread(frontier, edges)
-                assoc = self._spread(
-                    frontier, [e for e in edges if e.type is not EdgeType.PRECEDES]
-                )
+                nxt, assoc = self._spread(frontier, edges)
                 for node, by_seed in nxt.items():
                     if not node.startswith(ENTITY_PREFIX):
                         reached[node] = max(reached[node], max(by_seed.values()))
@@ -101,14 +98,20 @@ class Diffusion:
 
     def _spread(
         self, frontier: dict[str, dict[str, float]], edges: Sequence[Any]
-    ) -> dict[str, dict[str, float]]:
-        """One hop: the activation each node receives, per seed it came from."""
+    ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+        """One hop: the activation each node receives, per seed it came from.
+
+        Returned twice: over every edge, and over associations only (every
+        edge but a thread's ``precedes``), in one pass over the edges.
+        """
         fan: dict[str, int] = defaultdict(int)
         for e in edges:
             fan[e.src] += 1
             fan[e.dst] += 1
         nxt: dict[str, dict[str, float]] = defaultdict(dict)
+        assoc: dict[str, dict[str, float]] = defaultdict(dict)
         for e in edges:
+            targets = (nxt,) if e.type is EdgeType.PRECEDES else (nxt, assoc)
             for a, b in ((e.src, e.dst), (e.dst, e.src)):
                 for seed, act in frontier.get(a, {}).items():
                     if seed == b:
@@ -116,9 +119,10 @@ class Diffusion:
                     spread = act * e.weight * self.policy.graph_decay
                     if a.startswith(ENTITY_PREFIX):
                         spread /= math.sqrt(max(1, fan[a] - 1))
-                    if spread > nxt[b].get(seed, 0.0):
-                        nxt[b][seed] = spread
-        return nxt
+                    for got in targets:
+                        if spread > got[b].get(seed, 0.0):
+                            got[b][seed] = spread
+        return nxt, assoc
 
     def _attach(
         self,

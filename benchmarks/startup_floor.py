@@ -16,13 +16,22 @@ both see the same machine load:
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/startup_floor.py [--repeats 3] [--server]
+        [--compare DIR]
 
 Prints a Markdown table: median wall seconds and the ratio to the floor.
+``--compare DIR`` times every start a second time with ``DIR`` (another
+checkout of the package, e.g. ``git worktree add /tmp/before main``) first on
+``PYTHONPATH``, interleaved in the same run, so both columns share one floor.
+
+Bytecode is cached as an installed package has it: the children run without
+``PYTHONDONTWRITEBYTECODE``, so a source tree's modules compile once (in the
+demo run) rather than at every start.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import statistics
 import subprocess
@@ -34,9 +43,27 @@ from pathlib import Path
 
 import httpx
 
-from hindsight_lg.bench.startup import NAMESPACE, _first_id, wall
+from hindsight_lg.bench.startup import NAMESPACE, _first_id
 
 PY = sys.executable
+Env = dict[str, str]
+
+
+def _env(first: str | None = None) -> Env:
+    """The children's environment: bytecode cached; ``first`` ahead on the path."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if first is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (first, env.get("PYTHONPATH")) if p
+        )
+    return env
+
+
+def wall(argv: list[str], env: Env) -> float:
+    """Seconds one process takes, start to exit."""
+    start = time.perf_counter()
+    subprocess.run(argv, capture_output=True, check=True, timeout=600, env=env)
+    return time.perf_counter() - start
 
 
 def _cli(*args: str) -> list[str]:
@@ -62,11 +89,11 @@ def _port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _until_up(argv: list[str], url: str, cwd: str | None = None) -> float:
+def _until_up(argv: list[str], url: str, env: Env, cwd: str | None = None) -> float:
     """Seconds from starting ``argv`` to the first 200 from ``url``; then stop it."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         while time.perf_counter() - start < 600:
@@ -82,57 +109,78 @@ def _until_up(argv: list[str], url: str, cwd: str | None = None) -> float:
         process.wait(timeout=60)
 
 
-def _panel(db: str) -> float:
+def _panel(db: str, env: Env) -> float:
     port = _port()
     argv = _cli("panel", "--uri", db, "--port", str(port))
-    return _until_up(argv, f"http://127.0.0.1:{port}/")
+    return _until_up(argv, f"http://127.0.0.1:{port}/", env)
 
 
-def _server(folder: Path) -> float:
+def _server(folder: Path, env: Env) -> float:
     import shutil
 
-    target = folder / "assistant"
+    target = folder / f"assistant-{len(list(folder.glob('assistant-*')))}"
     shutil.copytree(Path(__file__).parents[1] / "examples" / "assistant", target)
     port = _port()
     argv = [PY, "-m", "langgraph_cli", "dev", "--port", str(port), "--no-browser"]
-    return _until_up(argv, f"http://127.0.0.1:{port}/ok", cwd=str(target))
+    return _until_up(argv, f"http://127.0.0.1:{port}/ok", env, cwd=str(target))
+
+
+def _starts(db: str, folder: Path, server: bool) -> dict[str, Callable[[Env], float]]:
+    memory_id = _first_id(db)
+    named = ["-n", NAMESPACE, "--uri", db]
+    starts: dict[str, Callable[[Env], float]] = {
+        "from_uri (defaults: warm-up)": lambda e: wall(_from_uri(db, True), e),
+        "from_uri(warm_up=False)": lambda e: wall(_from_uri(db, False), e),
+        "cli list": lambda e: wall(_cli("list", *named), e),
+        "cli stats": lambda e: wall(_cli("stats", *named), e),
+        "cli audit": lambda e: wall(_cli("audit", memory_id, *named), e),
+        "cli recall (embeds)": lambda e: wall(_cli("recall", "Redis", *named), e),
+        "cli explain (embeds)": lambda e: wall(_cli("explain", "Redis", *named), e),
+        "panel: first page": lambda e: _panel(db, e),
+    }
+    if server:
+        starts["langgraph dev: /ok"] = lambda e: _server(folder, e)
+    return starts
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--server", action="store_true", help="also langgraph dev")
+    parser.add_argument(
+        "--compare", metavar="DIR", help="also time the package checked out in DIR"
+    )
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="startup-"))
     db = str(folder / "demo.db")
+    envs = {"now": _env()}
+    if args.compare:
+        envs = {"compared": _env(str(Path(args.compare).resolve())), **envs}
+    for env in envs.values():  # compiles each tree's bytecode once
+        subprocess.run(_cli("--help"), capture_output=True, check=True, env=env)
     subprocess.run(_cli("demo", "--uri", db), capture_output=True, check=True)
-    memory_id = _first_id(db)
-    named = ["-n", NAMESPACE, "--uri", db]
-    starts: dict[str, Callable[[], float]] = {
-        "from_uri (defaults: warm-up)": lambda: wall(_from_uri(db, True)),
-        "from_uri(warm_up=False)": lambda: wall(_from_uri(db, False)),
-        "cli list": lambda: wall(_cli("list", *named)),
-        "cli stats": lambda: wall(_cli("stats", *named)),
-        "cli audit": lambda: wall(_cli("audit", memory_id, *named)),
-        "cli recall (embeds)": lambda: wall(_cli("recall", "Redis", *named)),
-        "cli explain (embeds)": lambda: wall(_cli("explain", "Redis", *named)),
-        "panel: first page": lambda: _panel(db),
-    }
-    if args.server:
-        starts["langgraph dev: /ok"] = lambda: _server(folder)
+    starts = _starts(db, folder, args.server)
     floors: list[float] = []
-    spent: dict[str, list[float]] = {name: [] for name in starts}
+    spent: dict[tuple[str, str], list[float]] = {
+        (name, tree): [] for name in starts for tree in envs
+    }
     for _ in range(args.repeats):
         for name, start in starts.items():
-            floors.append(wall(_floor(db)))
-            spent[name].append(start())
+            for tree, env in envs.items():
+                floors.append(wall(_floor(db), envs["now"]))
+                spent[name, tree].append(start(env))
     floor = statistics.median(floors)
-    print("| start | wall s (median) | x floor |")
-    print("|---|---|---|")
-    print(f"| floor: import pymilvus + start Milvus Lite | {floor:.2f} | 1.00 |")
-    for name, values in spent.items():
-        median = statistics.median(values)
-        print(f"| {name} | {median:.2f} | {median / floor:.2f} |")
+    heads = " | ".join(f"{tree}: wall s (median) | {tree}: x floor" for tree in envs)
+    print(f"| start | {heads} |")
+    print("|---" * (1 + 2 * len(envs)) + "|")
+    ones = " | ".join(f"{floor:.2f} | 1.00" for _ in envs)
+    print(f"| floor: import pymilvus + start Milvus Lite | {ones} |")
+    for name in starts:
+        cells = []
+        for tree in envs:
+            median = statistics.median(spent[name, tree])
+            cells.append(f"{median:.2f} | {median / floor:.2f}")
+        print(f"| {name} | {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":

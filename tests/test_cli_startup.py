@@ -1,4 +1,10 @@
-"""Commands that embed nothing start without loading the embedding model."""
+"""Commands that embed nothing start without loading the embedding model.
+
+Nor do they load the capture pipeline (the language tables of both languages,
+the writer and its judge), LangChain or LangGraph: what a command imports is
+read from ``sys.modules`` in a child process, so a regression shows without
+timing anything (``benchmarks/startup_floor.py`` times the starts).
+"""
 
 from __future__ import annotations
 
@@ -18,37 +24,75 @@ import numpy as np
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.cli import main
 from hindsight_lg.embeddings import MINILM_ID
-from hindsight_lg.model import MemoryRecord
+from hindsight_lg.model import MemoryRecord, Status
 
-uri, out, *flag = sys.argv[1:]
+uri, out, heavy, *flag = sys.argv[1:]
 backend = MilvusBackend(uri)  # a store of MiniLM vectors, written without the model
 backend.setup(dim=384, model_id=MINILM_ID)
 vector = np.random.default_rng(1).normal(size=384)
 record = MemoryRecord(
     namespace="u", content="Maya prefers green tea", dense=vector.tolist()
 )
-backend.upsert("u", [record])
+archived = MemoryRecord(
+    namespace="u",
+    content="My sister Mei moved to Chengdu",
+    dense=vector.tolist(),
+    status=Status.ARCHIVED,
+)
+backend.upsert("u", [record, archived])
 backend.close()
 store = ["--uri", uri, *flag]  # --embedder minilm, or none: the store's own
 commands = {
     "list": ["list", "-n", "u", *store],
     "stats": ["stats", "-n", "u", *store],
     "audit": ["audit", "-n", "u", record.id, *store],
+    "restore": ["restore", "-n", "u", archived.id, *store],
     "export": ["export", "-n", "u", "-o", out, *store],
     "decay": ["decay", *store],
     "namespaces": ["namespaces", *store],
     "forget": ["forget", "-n", "u", "--yes", *store],
 }
-codes = {}
+codes, loaded = {}, {}
 for name, argv in commands.items():
     with contextlib.redirect_stdout(io.StringIO()):
         codes[name] = main(argv)
+    # What this command (or one before it) loaded that none of them needs.
+    loaded[name] = sorted(
+        m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy.split(","))
+    )
 print(json.dumps({
     "codes": codes,
+    "loaded": loaded,
     "torch": "torch" in sys.modules,
     "FlagEmbedding": "FlagEmbedding" in sys.modules,
 }))
 """
+
+# Modules a start that captures nothing and embeds nothing never needs: the
+# capture pipeline (its language tables take a good part of a second to
+# compile), the frameworks of the adapter layer, the model's stack and the
+# tracing SDK (the CLI sets one up only when an exporter is configured).
+CAPTURE_PIPELINE = (
+    "hindsight_lg.memory.capture.writer",
+    "hindsight_lg.memory.capture.conflicts",
+    "hindsight_lg.memory.capture.llm_judge",
+    "hindsight_lg.memory.language.encode",
+    "hindsight_lg.memory.language.slots",
+    "hindsight_lg.memory.language.judge",
+    "hindsight_lg.memory.language.cues",
+    "hindsight_lg.memory.language.frames",
+    "hindsight_lg.memory.language.lexicon",
+    "hindsight_lg.memory.language.extract",
+)
+FRAMEWORKS = (
+    "langgraph",
+    "langchain",
+    "langchain_core",
+    "torch",
+    "FlagEmbedding",
+    "transformers",
+    "opentelemetry.sdk",
+)
 
 
 @pytest.mark.parametrize(
@@ -57,12 +101,21 @@ print(json.dumps({
 def test_commands_that_do_not_embed_never_import_the_model(
     tmp_path: Path, flag: list[str]
 ) -> None:
-    """list, stats, audit, export, decay, namespaces and forget never import torch.
+    """list, stats, audit, restore, export, decay, namespaces and forget load no model.
 
-    Named with --embedder or adopted from the store (a MiniLM one), alike.
+    Nor the capture pipeline, LangChain, LangGraph or the tracing SDK. Named
+    with --embedder or adopted from the store (a MiniLM one), alike.
     """
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    argv = [sys.executable, "-c", _SCRIPT, str(tmp_path / "m.db"), str(tmp_path / "o")]
+    heavy = ",".join(CAPTURE_PIPELINE + FRAMEWORKS)
+    argv = [
+        sys.executable,
+        "-c",
+        _SCRIPT,
+        str(tmp_path / "m.db"),
+        str(tmp_path / "o"),
+        heavy,
+    ]
     done = subprocess.run(
         [*argv, *flag],
         capture_output=True,
@@ -72,10 +125,63 @@ def test_commands_that_do_not_embed_never_import_the_model(
         check=True,
     )
     report = json.loads(done.stdout.strip().splitlines()[-1])
+    commands = (
+        "list",
+        "stats",
+        "audit",
+        "restore",
+        "export",
+        "decay",
+        "namespaces",
+        "forget",
+    )
     assert report == {
-        "codes": dict.fromkeys(
-            ("list", "stats", "audit", "export", "decay", "namespaces", "forget"), 0
-        ),
+        "codes": dict.fromkeys(commands, 0),
+        "loaded": {name: [] for name in commands},
         "torch": False,
         "FlagEmbedding": False,
     }
+
+
+_OPEN = """
+import json, sys
+import hindsight_lg
+
+imported = sorted(sys.modules)
+memory = hindsight_lg.HindsightMemory.from_uri(sys.argv[1], warm_up=False)
+memory.list_memories("u")
+memory.close()
+print(json.dumps({"import": imported, "open": sorted(sys.modules)}))
+"""
+
+
+def test_importing_the_package_and_opening_a_store_load_no_pipeline(
+    tmp_path: Path,
+) -> None:
+    """``import hindsight_lg`` reads no language table; an open that lists none either.
+
+    The language readers, the writer and the frameworks load with the first
+    capture or recall (or an adapter that needs them), not with the package.
+    """
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _OPEN, str(tmp_path / "m.db")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    language = "hindsight_lg.memory.language"
+    heavy = (language, *CAPTURE_PIPELINE, *FRAMEWORKS, "pymilvus")
+    assert [m for m in report["import"] if _within(m, heavy)] == []
+    # Opening a store needs pymilvus, and a new store the default embedder's
+    # name, never its weights, the pipeline or the frameworks.
+    heavy = (language, *CAPTURE_PIPELINE, *FRAMEWORKS)
+    assert [m for m in report["open"] if _within(m, heavy)] == []
+    assert "pymilvus" in report["open"]  # the open really reached the store
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)

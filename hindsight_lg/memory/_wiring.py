@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from hindsight_lg.backends import (
     MemoryBackend,
@@ -49,21 +49,23 @@ from hindsight_lg.memory._locks import WriteLocks
 from hindsight_lg.memory._read import RecallPath
 from hindsight_lg.memory._shared import write_locks
 from hindsight_lg.memory._traced import traced
-from hindsight_lg.memory._write import CapturePath
-from hindsight_lg.memory.capture import Writer
-from hindsight_lg.memory.capture.conflicts import Judge
+from hindsight_lg.memory._write import CapturePath, LazyWriter
 from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
 from hindsight_lg.memory.durability.commit import (
     DrainingBackend,
     GroupCommit,
     open_durability,
 )
-from hindsight_lg.memory.language.encode import Extractor
 from hindsight_lg.memory.lifecycle import Lifecycle
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import Searcher
 from hindsight_lg.memory.requests import unchecked
 from hindsight_lg.model import MemoryRecord, now_ts
+
+if TYPE_CHECKING:
+    from hindsight_lg.memory.capture import Writer
+    from hindsight_lg.memory.capture.conflicts import Judge
+    from hindsight_lg.memory.language.encode import Extractor
 
 _RECALL_THREADS = 32  # concurrent recalls before one waits for a thread
 
@@ -123,7 +125,7 @@ class EngineParts:
     clock: Callable[[], float]
     spool: Spool | None
     group: GroupCommit | None
-    writer: Writer
+    writer: LazyWriter
     searcher: Searcher
     lifecycle: Lifecycle
     locks: WriteLocks
@@ -268,8 +270,7 @@ def wire(
     policy = policy or Policy()
     locks = write_locks(handle)  # captures lock their namespace, lifecycle all
     traced_view = traced(view)  # each store call of the parts gets a span
-    writer = Writer(traced_view, chosen, policy, _extractor(llm), _judge(llm))
-    writer.sink = group
+    writer = _lazy_writer(traced_view, chosen, policy, llm, group)
     lifecycle = Lifecycle(
         traced_view,
         chosen,
@@ -314,6 +315,26 @@ def wire(
         # "Accepted" by the worker means spooled: it survives a crash.
         parts.worker.on_accept = durable.accept
     return parts
+
+
+def _lazy_writer(
+    view: MemoryBackend,
+    embedder: Embedder,
+    policy: Policy,
+    llm: Any,
+    group: GroupCommit | None,
+) -> LazyWriter:
+    """The engine's writer, built by its first capture (see :class:`LazyWriter`)."""
+
+    def build() -> Writer:
+        # Imported here: the encode pipeline loads with the first capture.
+        from hindsight_lg.memory.capture import Writer
+
+        writer = Writer(view, embedder, policy, _extractor(llm), _judge(llm))
+        writer.sink = group
+        return writer
+
+    return LazyWriter(build)
 
 
 def _judge(llm: Any) -> Judge | None:

@@ -10,21 +10,59 @@ it comes from.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hindsight_lg import telemetry
 from hindsight_lg.memory._locks import WriteLocks
-from hindsight_lg.memory.capture import Placement, Writer, to_turns
+from hindsight_lg.memory.capture import Placement, to_turns
 from hindsight_lg.memory.durability import Spool
 from hindsight_lg.memory.requests import CaptureRequest
 from hindsight_lg.model import MemoryRecord
+
+if TYPE_CHECKING:
+    from hindsight_lg.memory.capture import Writer
+
+
+class LazyWriter:
+    """The engine's writer, built at its first capture.
+
+    Building it loads the encode pipeline: the keyword tables of both
+    languages, a noticeable part of a second to compile. An engine that only
+    lists, audits, exports or restores never captures, so it never pays.
+
+    Args:
+        build: makes the writer; called once, by the first capture (or replay).
+    """
+
+    def __init__(self, build: Callable[[], Writer]) -> None:
+        self._build = build
+        self._writer: Writer | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Writer:
+        """The writer, built now if no capture built it yet."""
+        writer = self._writer
+        if writer is None:
+            with self._lock:  # two first captures at once build one writer
+                if self._writer is None:
+                    self._writer = self._build()
+                writer = self._writer
+        return writer
+
+    def forget_turns(self, namespace: str) -> None:
+        """Drop ``namespace``'s remembered last turns (none before a capture)."""
+        if self._writer is not None:
+            self._writer.forget_turns(namespace)
 
 
 class CapturePath:
     """Writes checked captures through the writer, one namespace lock at a time.
 
     Args:
-        writer: the encode pipeline.
+        writer: the encode pipeline (a :class:`LazyWriter`, or any callable
+            returning the writer).
         locks: the backend's write locks (a capture locks its namespace).
         clock: "now" as POSIX seconds.
         spool: the capture spool; a spooled capture it no longer holds was
@@ -34,7 +72,7 @@ class CapturePath:
 
     def __init__(
         self,
-        writer: Writer,
+        writer: Callable[[], Writer],
         locks: WriteLocks,
         clock: Callable[[], float],
         spool: Spool | None,
@@ -68,11 +106,11 @@ class CapturePath:
             ) as span,
             self._locks.namespace(namespace),
             telemetry.collecting() as steps,
-            self._writer.batch(namespace, capture_id),
+            self._writer().batch(namespace, capture_id),
         ):
             if capture_id and self._spool and not self._spool.has(capture_id):
                 return []  # forgotten while it waited in the queue
-            written = self._writer.capture_turns(
+            written = self._writer().capture_turns(
                 turns, _placement(request), when=when, now=now
             )
             span.set_attribute("hindsight.memory_ids", [r.id for r in written])

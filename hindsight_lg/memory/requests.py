@@ -28,7 +28,6 @@ from hindsight_lg.backends.base import (
     check_text,
     fit_label,
 )
-from hindsight_lg.memory.language.timeparse import check_event_time
 from hindsight_lg.model import Scope
 
 #: The store keeps agent and thread ids in VARCHAR(512) fields (UTF-8 bytes).
@@ -115,10 +114,18 @@ def capture_request(
         agent_id=agent_id,
         thread_id=thread_id,
         speaker=speaker,
-        event_time=None if event_time is None else check_event_time(event_time),
+        event_time=None if event_time is None else _event_time(event_time),
         source_ids=None if source_ids is None else tuple(source_ids),
         scope=Scope(scope),
     )
+
+
+def _event_time(value: object) -> float:
+    # Imported here: timeparse's phrase tables load with the first capture
+    # that names a time, not with every engine.
+    from hindsight_lg.memory.language.timeparse import check_event_time
+
+    return check_event_time(value)
 
 
 def from_payload(payload: Mapping[str, Any]) -> CaptureRequest:

@@ -32,6 +32,7 @@ from hindsight_lg.memory.capture.turns import (
     rest_of_turn,
     turn_text,
 )
+from hindsight_lg.memory.capture.vectors import embed_records
 from hindsight_lg.memory.durability.staging import StagedWrites
 from hindsight_lg.memory.language.encode import (
     EventDraft,
@@ -547,17 +548,6 @@ def context_vectors(
         blended = vectors[i] + weight * vectors[len(texts) + j]
         vectors[i] = blended / np.linalg.norm(blended)
     return [list(map(float, v)) for v in vectors[: len(texts)]]
-
-
-def embed_records(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
-    """Embed texts, checking the model returned finite vectors of its own dimension."""
-    vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
-    if vectors.shape != (len(texts), embedder.dim) or not np.isfinite(vectors).all():
-        raise ValueError(
-            f"embedder {embedder.model_id} returned shape {vectors.shape}, "
-            f"expected ({len(texts)}, {embedder.dim}) of finite numbers"
-        )
-    return [list(map(float, v)) for v in vectors]
 
 
 def _thread_key(where: Placement) -> tuple[str, str, str, str]:

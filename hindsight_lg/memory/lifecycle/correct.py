@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from hindsight_lg import telemetry
 from hindsight_lg.backends.base import Where, check_text
 from hindsight_lg.errors import ConflictError
-from hindsight_lg.memory.capture.writer import embed_records
+from hindsight_lg.memory.capture.vectors import embed_records
 from hindsight_lg.model import (
     AuditEntry,
     Edge,

@@ -11,13 +11,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hindsight_lg import telemetry
 from hindsight_lg._text import summarize
 from hindsight_lg.backends.base import Where, check_labels, check_namespace, check_text
 from hindsight_lg.errors import ConflictError
-from hindsight_lg.memory.capture.writer import embed_records
+from hindsight_lg.memory.capture.vectors import embed_records
 from hindsight_lg.memory.lifecycle import _journal as journal
 from hindsight_lg.memory.lifecycle import correct as correction
 from hindsight_lg.memory.lifecycle import strength as lifecycle
@@ -46,10 +46,18 @@ from hindsight_lg.model import (
 if TYPE_CHECKING:
     from hindsight_lg.backends.base import MemoryBackend
     from hindsight_lg.embeddings.base import Embedder
-    from hindsight_lg.memory.capture.writer import Writer
     from hindsight_lg.memory.policy import Policy
 
 Progress = Callable[[int, int], None]
+
+
+class TurnMemo(Protocol):
+    """What forgetting needs of the engine's writer: its memo of last turns."""
+
+    def forget_turns(self, namespace: str) -> None:
+        """Drop the remembered last turns of ``namespace``'s threads."""
+
+
 _UPDATABLE = frozenset(
     {
         "content",
@@ -98,7 +106,7 @@ class Lifecycle:
         llm: Any,
         clock: Callable[[], float],
         write_lock: threading.RLock,
-        writer: Writer,
+        writer: TurnMemo,
     ) -> None:
         self.backend = backend
         self.embedder = embedder

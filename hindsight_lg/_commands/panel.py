@@ -14,6 +14,10 @@ from hindsight_lg._commands import add_store_args, namespace_arg, open_memory
 
 TOKEN_ENV = "HINDSIGHT_PANEL_TOKEN"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# The model loads once the first page has gone out, or this long after the
+# start if nobody asks for one: loading it holds the CPU (and the GIL) for
+# seconds, and the first page should not wait behind it.
+WARM_AFTER_S = 10.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,12 +52,30 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_panel)
 
 
-def _warm(memory: Any) -> None:
-    """Load the model and the search path, then freeze what is alive.
+class FirstPage:
+    """The panel's ASGI app, noting when its first HTTP answer has gone out."""
 
-    A long-lived server: keep full garbage collections off the model's and the
-    store's half a million objects (docs/recall.md, "Timeouts").
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.served = threading.Event()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+        if scope["type"] == "http":
+            self.served.set()
+
+
+def _warm(memory: Any, go: threading.Event, stopping: threading.Event) -> None:
+    """Once ``go`` is set (or after ``WARM_AFTER_S``), load the model and freeze.
+
+    Loads the model and the search path, then freezes what is alive: a
+    long-lived server keeps full garbage collections off the model's and the
+    store's half a million objects (docs/recall.md, "Timeouts"). A server
+    stopped before its first page loads nothing.
     """
+    go.wait(WARM_AFTER_S)
+    if stopping.is_set():
+        return
     try:
         memory.warm_up()
     except Exception as exc:  # the first search will say what is wrong
@@ -104,22 +126,31 @@ def cmd_panel(args: argparse.Namespace) -> int:
         )
         return 2
     # The pages list and correct memories without the model: serve them at
-    # once and load the model behind them for the first search.
+    # once and load the model behind the first one, for the first search.
     memory = open_memory(args, warm=False)
     warming: threading.Thread | None = None
+    stopping = threading.Event()
+    app: FirstPage | None = None
     try:
-        app = create_app(memory, namespace=args.namespace, token=token)
+        app = FirstPage(create_app(memory, namespace=args.namespace, token=token))
         gc.collect()
         gc.freeze()  # what is alive now; _warm freezes the model once it is in
-        warming = threading.Thread(target=_warm, args=(memory,), daemon=True)
+        warming = threading.Thread(
+            target=_warm, args=(memory, app.served, stopping), daemon=True
+        )
         warming.start()
         where = "[::1]" if args.host == "::1" else args.host
         # The link to open, token included (as Jupyter prints it): the token
         # is the user's own, and the first visit trades it for a cookie.
         suffix = f"/?token={quote(token, safe='')}" if token else "/"
         print(f"memory panel on http://{where}:{args.port}{suffix}", file=sys.stderr)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        # No WebSocket route: ws="none" spares importing a WebSocket stack.
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="none")
     finally:
+        if app is not None:
+            if not app.served.is_set():
+                stopping.set()  # stopped before its first page: load nothing
+            app.served.set()
         # A warm-up still loading must not meet a closed store.
         if warming is not None:
             warming.join(timeout=120)

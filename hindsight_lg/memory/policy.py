@@ -102,7 +102,7 @@ class Policy:
     # A hit lends its words to feedback only when it scores at least this
     # share of the best hit.
     feedback_min_share: float = 0.5
-    full_text_share: float = 0.2
+    full_text_share: float = 0.1
     # The best this many turns are shown whole (the other events recall found
     # of each follow it); past them, repeated turns come last.
     whole_turns: int = 0
@@ -110,6 +110,12 @@ class Policy:
     # alone), for the lines shown in full and for the summarised tail.
     turn_chars_full: int = 300
     turn_chars: int = 0
+    # Compact lines show up to turn_chars_near characters of their turn until
+    # near_share of the budget is used (full lines count): the words that
+    # answer sit beside the best fragments, and the deeper tail keeps the
+    # fragments alone so that it still reaches many turns.
+    near_share: float = 0.3
+    turn_chars_near: int = 250
     # Lines repeating nearly all of an earlier line's words are dropped.
     drop_near_duplicates: bool = True
     # Recall stops where memories score below this share of the best one

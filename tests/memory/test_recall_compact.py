@@ -127,3 +127,32 @@ def test_a_focused_summary_never_exceeds_its_size(parts: list[str], query: str) 
     """Whatever the text and query, the extract fits the summary's size (plus marks)."""
     out = focused_summary(". ".join(parts), terms(query) or ["x"], 80)
     assert out is None or len(out) <= 80 + 4
+
+
+def _turned(fragment: str, turn: str, source: str) -> MemoryRecord:
+    record = _record(fragment, source)
+    record.meta["turn"] = turn
+    return record
+
+
+def test_the_best_compact_lines_show_their_turn_and_the_tail_does_not() -> None:
+    """Within near_share of the budget a compact line shows the sentence beside
+    its fragment (where the answer's words often are); past it, the fragment alone."""
+    ranked = [
+        Candidate(
+            _turned(
+                f"I went to pottery class {i}.",
+                f"I went to pottery class {i}. We made bowl number {i} there.",
+                f"D{i}:1",
+            )
+        )
+        for i in range(12)
+    ]
+    policy = Policy(full_text_share=0.0, near_share=0.3, turn_chars_near=250)
+    chosen, _, _ = assemble(ranked, 400, None, policy)
+    lines = [m.line for m in chosen]
+    assert all(lines) and len(lines) > 6
+    assert "conf" not in lines[0] and "bowl number 0" in lines[0]
+    assert "bowl number" not in lines[-1]
+    off = Policy(full_text_share=0.0, near_share=0.0)
+    assert not any("bowl" in m.line for m in assemble(ranked, 400, None, off)[0])

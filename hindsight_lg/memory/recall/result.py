@@ -453,9 +453,13 @@ def assemble(
     way the list stops where what is left is clearly irrelevant: scores
     below ``policy.stop_below`` times the best one. Each line shows its
     fragment in the words of its turn; a fragment a line already shows, or
-    a line that repeats an earlier one, is cut (:mod:`.lines`).
+    a line that repeats an earlier one, is cut (:mod:`.lines`). Compact
+    lines show a shorter window of their turn until ``policy.near_share`` of
+    the budget is spent, and their fragment alone past it.
     """
     fit = _Fit(budget_tokens - approx_tokens(HEADER) - 6, policy, focus)
+    # The best compact lines show their turn's words too (policy.near_share).
+    fit.near_budget = policy.near_share * budget_tokens
     floor = policy.stop_below * max((c.score for c in ranked), default=0.0)
     full_budget = policy.full_text_share * budget_tokens
     for c in whole_turns_first(ranked, policy.whole_turns):
@@ -477,6 +481,10 @@ class _Fit:
         self.policy = policy
         self.focus = focus
         self.used_full = 0
+        # Tokens of every line so far, and up to how many compact lines
+        # still show a window of their turn.
+        self.used = 0
+        self.near_budget = 0.0
         self.chosen: list[RecalledMemory] = []
         self.cut: dict[str, str] = {}
         self.texts: list[str] = []
@@ -484,7 +492,12 @@ class _Fit:
 
     def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str]:
         p = self.policy
-        window = p.turn_chars_full if full else p.turn_chars
+        if full:
+            window = p.turn_chars_full
+        elif self.used < self.near_budget:
+            window = p.turn_chars_near
+        else:
+            window = p.turn_chars
         text = line_text(record, full=full, focus=self.focus, window=window)
         line = render_line(
             record, full=full, compact=not full, focus=self.focus, window=window
@@ -511,6 +524,7 @@ class _Fit:
             self.cut[record.id] = "over budget"
         else:
             self.left -= cost
+            self.used += cost
             self.used_full += cost if full else 0
             self.texts.append(" ".join(text.split()))
             self.words.append(words)

@@ -37,6 +37,7 @@ import time
 import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from hindsight_lg.backends import ForwardingBackend, StoreHandle
@@ -44,10 +45,26 @@ from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.errors import StoreError, StoreTimeout, StoreUnavailable
 from hindsight_lg.memory.durability.spool import Spool, marker_id
 from hindsight_lg.memory.durability.staging import StagedWrites
-from hindsight_lg.model import AuditEntry, MemoryRecord
+from hindsight_lg.model import AuditEntry, Edge, MemoryRecord
 from hindsight_lg.telemetry import SPOOL, degrade
 
 SpoolArg = Spool | str | os.PathLike[str] | None
+
+
+@dataclass(slots=True)
+class Batch:
+    """Staged writes detached for one commit round, and how far each namespace got."""
+
+    records: dict[str, dict[str, MemoryRecord]]
+    edges: dict[str, dict[str, Edge]]
+    audit: dict[str, list[AuditEntry]]
+    captures: list[tuple[str, str]]
+    written: dict[str, set[str]] = field(default_factory=dict)
+    errors: dict[str, Exception] = field(default_factory=dict)
+
+    def namespaces(self) -> list[str]:
+        """Every namespace with writes in the batch, sorted."""
+        return sorted(set(self.records) | set(self.edges) | set(self.audit))
 
 
 class SharedStage(StagedWrites):
@@ -123,40 +140,91 @@ class SharedStage(StagedWrites):
 
         A namespace whose writes fail stays staged, its error in
         :attr:`failed`, and the other namespaces go on: one tenant's write
-        the store refuses never holds back another's.
+        the store refuses never holds back another's. Holds the lock
+        throughout; :class:`GroupCommit` writes without it (:meth:`detach`,
+        :meth:`write`, :meth:`settle`).
         """
         with self.lock:
-            staged = set(self._records) | set(self._edges) | set(self._audit)
-            for namespace in sorted(staged):
-                try:
-                    self._commit_namespace(namespace)
-                except Exception as exc:  # kept staged; the caller decides
-                    self.failed[namespace] = exc
-                else:
-                    self.failed.pop(namespace, None)
-            self._arrays.clear()
-            self._term_cache.clear()
-            while len(self._recent) > self.keep_recent:
-                self._recent.popitem(last=False)
+            batch = self.detach()
+            self.write(batch)
+            self.settle(batch)
 
-    def _commit_namespace(self, namespace: str) -> None:
+    def detach(self) -> Batch:
+        """What is staged now, to be written (call with :attr:`lock` held).
+
+        Records stay staged, and so readable, until :meth:`settle`: a capture
+        staging meanwhile still merges into them. Edges and audit entries
+        (which nothing reads back from the stage) leave it now.
+        """
+        batch = Batch(
+            records={ns: dict(rs) for ns, rs in self._records.items() if rs},
+            edges={ns: es for ns, es in self._edges.items() if es},
+            audit={ns: es for ns, es in self._audit.items() if es},
+            captures=list(self.captures),
+        )
+        self._edges = defaultdict(dict)
+        self._audit = defaultdict(list)
+        return batch
+
+    def write(self, batch: Batch) -> None:
+        """Write a detached batch to the store; needs no lock (see :meth:`settle`)."""
+        for namespace in batch.namespaces():
+            try:
+                self._write_namespace(batch, namespace)
+            except Exception as exc:  # kept staged by settle(); the caller decides
+                batch.errors[namespace] = exc
+
+    def _write_namespace(self, batch: Batch, namespace: str) -> None:
         # Records, then edges, then audit: a marker is never ahead of its
         # capture's records (the marker itself comes later, in GroupCommit).
-        records = list(self._records.get(namespace, {}).values())
+        done = batch.written.setdefault(namespace, set())
+        records = list(batch.records.get(namespace, {}).values())
         if records:
             self.inner.upsert(namespace, records)
-            for record in records:
-                self._recent[(namespace, record.id)] = record
-                self._recent.move_to_end((namespace, record.id))
-        self._records.pop(namespace, None)
-        edges = list(self._edges.get(namespace, {}).values())
+        done.add("records")
+        edges = list(batch.edges.get(namespace, {}).values())
         if edges:
             self.inner.add_edges(namespace, edges)
-        self._edges.pop(namespace, None)
-        entries = self._audit.get(namespace, [])
-        if entries:
-            self.inner.append_audit(namespace, entries)
-        self._audit.pop(namespace, None)
+        done.add("edges")
+        if batch.audit.get(namespace):
+            self.inner.append_audit(namespace, batch.audit[namespace])
+        done.add("audit")
+
+    def settle(self, batch: Batch) -> None:
+        """Take what a batch wrote out of the stage (call with :attr:`lock` held).
+
+        A record staged again while the batch was written (a later capture
+        merged into it) stays staged for the next round; what a failed
+        namespace did not write goes back ahead of what was staged since.
+        """
+        for namespace in batch.namespaces():
+            done = batch.written.get(namespace, set())
+            if "records" in done:
+                self._settle_records(namespace, batch.records.get(namespace, {}))
+            if "edges" not in done and namespace in batch.edges:
+                newer = self._edges.get(namespace, {})
+                self._edges[namespace] = {**batch.edges[namespace], **newer}
+            if "audit" not in done and namespace in batch.audit:
+                newer_audit = self._audit.get(namespace, [])
+                self._audit[namespace] = batch.audit[namespace] + newer_audit
+            if namespace in batch.errors:
+                self.failed[namespace] = batch.errors[namespace]
+            else:
+                self.failed.pop(namespace, None)
+        self._arrays.clear()
+        self._term_cache.clear()
+        while len(self._recent) > self.keep_recent:
+            self._recent.popitem(last=False)
+
+    def _settle_records(self, namespace: str, written: dict[str, MemoryRecord]) -> None:
+        staged = self._records.get(namespace, {})
+        for record_id, record in written.items():
+            if staged.get(record_id) is record:  # not staged again since
+                del staged[record_id]
+            self._recent[(namespace, record_id)] = record
+            self._recent.move_to_end((namespace, record_id))
+        if not staged:
+            self._records.pop(namespace, None)
 
     def drop(self, namespace: str) -> list[str]:
         """Discard a namespace's staged writes; returns its capture ids (unregistered)."""
@@ -206,6 +274,7 @@ class GroupCommit:
         self.max_pending = max_pending
         self._committed: list[tuple[str, str]] = []
         self._sync_lock = threading.Lock()
+        self._drain_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = False
         self._stopped = threading.Event()
@@ -232,21 +301,34 @@ class GroupCommit:
         """Write the stage to the store now (no flush, no ack).
 
         Namespaces the store refused stay staged (see :meth:`_refused`);
-        the rest is written whatever one tenant sent.
+        the rest is written whatever one tenant sent. The store is written
+        without the stage's lock, so captures go on staging (and reading
+        what is staged) meanwhile; one drain writes at a time, so what a
+        reader finds staged is never older than the store.
         """
         if self.stage.empty:
             return
-        with self.stage.lock:
-            if self.stage.empty:
-                return
-            self.stage.commit()
-            failed = self.stage.failed
-            self._committed += [c for c in self.stage.captures if c[0] not in failed]
-            self.stage.captures = [c for c in self.stage.captures if c[0] in failed]
-            for namespace, exc in list(failed.items()):
-                self._refused(namespace, exc)
-            self._strikes = {ns: n for ns, n in self._strikes.items() if ns in failed}
+        with self._drain_lock:
+            with self.stage.lock:
+                if self.stage.empty:
+                    return
+                batch = self.stage.detach()
+            self.stage.write(batch)
+            with self.stage.lock:
+                self._settled(batch)
         self._wake.set()
+
+    def _settled(self, batch: Batch) -> None:
+        self.stage.settle(batch)
+        failed = self.stage.failed
+        mine = set(batch.captures)
+        self._committed += [c for c in batch.captures if c[0] not in failed]
+        self.stage.captures = [
+            c for c in self.stage.captures if c not in mine or c[0] in failed
+        ]
+        for namespace, exc in list(failed.items()):
+            self._refused(namespace, exc)
+        self._strikes = {ns: n for ns, n in self._strikes.items() if ns in failed}
 
     def _refused(self, namespace: str, exc: Exception) -> None:
         """Count a namespace's failed write; quarantine it once it cannot succeed.

@@ -268,15 +268,17 @@ def _causal_links(events: list[EventDraft], text: str) -> list[tuple[int, int]]:
     # Within a turn, an event causes a later one when the turn says so
     # ("because", "所以") or when a question and a plan share an entity: the
     # weather question exists because of the trip.
+    # Each event's cue and entities are read once: the pairs are quadratic
+    # in a long turn's events, the reading need not be.
     links: list[tuple[int, int]] = []
+    ents = [set(e.entities) for e in events]
+    causal = [bool(_CAUSAL.search(e.content)) for e in events]
     for j in range(1, len(events)):
         for i in range(j):
-            shared = set(events[i].entities) & set(events[j].entities)
-            explicit = bool(_CAUSAL.search(events[j].content)) and j == i + 1
             planning = {events[i].kind, events[j].kind} == {Kind.QUERY, Kind.TASK}
-            if shared and planning:
+            if planning and not ents[i].isdisjoint(ents[j]):
                 task = i if events[i].kind is Kind.TASK else j
                 links.append((task, i + j - task))
-            elif explicit:
+            elif causal[j] and j == i + 1:
                 links.append((i, j))
     return sorted(set(links))

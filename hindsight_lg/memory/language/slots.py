@@ -15,6 +15,7 @@ compare equal, and "骑车" is "bike" in either language.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -332,6 +333,12 @@ def read(text: str) -> Reading | None:
         >>> (r.slot, r.value, r.change)
         ('user/residence', '深圳', True)
     """
+    if len(text) > _CACHED_CHARS:
+        return _read(text)
+    return _read_cached(text)
+
+
+def _read(text: str) -> Reading | None:
     text = " ".join(text.split())
     if not text:
         return None
@@ -358,6 +365,12 @@ def readings(text: str) -> list[Reading]:
         >>> [r.attribute for r in readings(text)]
         ['residence', 'likes']
     """
+    if len(text) > _CACHED_CHARS:
+        return list(_readings(text))
+    return list(_readings_cached(text))
+
+
+def _readings(text: str) -> tuple[Reading, ...]:
     found = [r for r in [read(text)] if r is not None]
     clauses = [c for c in re.split(r"[,;.!?，。；！？]+", text) if c.strip()]
     if len(clauses) > 1:
@@ -365,7 +378,17 @@ def readings(text: str) -> list[Reading]:
     unique: dict[str, Reading] = {}
     for r in found:
         unique.setdefault(r.slot, r)
-    return list(unique.values())
+    return tuple(unique.values())
+
+
+# A capture reads the same statements many times: each new event, and each
+# candidate it is judged against, once per event of the turn (a 50-sentence
+# turn judges ~400 pairs). Readings are pure functions of the text and
+# frozen, so they are kept; long texts (rarely read twice) are not, which
+# bounds what the caches hold to a few megabytes.
+_CACHED_CHARS = 1000
+_read_cached = functools.lru_cache(maxsize=8192)(_read)
+_readings_cached = functools.lru_cache(maxsize=8192)(_readings)
 
 
 _EMPTY = Reading("", "", "")  # a pattern matched a value with no content ("it")

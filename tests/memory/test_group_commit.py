@@ -1,0 +1,128 @@
+"""Group commit writes the store without holding up captures that stage meanwhile."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hindsight_lg.backends import ForwardingBackend, InMemoryBackend, Where
+from hindsight_lg.errors import StoreError
+from hindsight_lg.memory.durability.commit import GroupCommit
+from hindsight_lg.memory.durability.spool import Spool
+from hindsight_lg.memory.durability.staging import StagedWrites
+from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
+
+NS = "u1"
+
+
+class SlowStore(ForwardingBackend):
+    """Upserts wait for ``release`` once ``hold`` is set; ``fail`` refuses edges."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.hold = False
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.fail = False
+
+    def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
+        if self.hold:
+            self.entered.set()
+            assert self.release.wait(10)
+        super().upsert(namespace, records)
+
+    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        if self.fail:
+            raise StoreError("edges refused")
+        super().add_edges(namespace, edges)
+
+
+@pytest.fixture
+def parts(tmp_path: Path) -> Iterator[tuple[SlowStore, GroupCommit]]:
+    inner = InMemoryBackend()
+    inner.setup(dim=2, model_id="test")
+    store = SlowStore(inner)
+    group = GroupCommit(store, Spool(tmp_path / "c.spool").open(), interval_s=60)
+    yield store, group
+    store.hold = False
+    store.release.set()
+    group.close()
+
+
+def record(content: str, version: int = 1, record_id: str = "") -> MemoryRecord:
+    r = MemoryRecord(namespace=NS, content=content, dense=[1.0, 0.0], version=version)
+    if record_id:
+        r.id = record_id
+    return r
+
+
+def stage(group: GroupCommit, *records: MemoryRecord, edges: int = 0) -> str:
+    """Stage one capture's writes the way the writer does; returns its id."""
+    staged = StagedWrites(group.stage)
+    staged.upsert(NS, list(records))
+    first = records[0].id
+    staged.add_edges(
+        NS, [Edge(NS, first, f"x{i}", EdgeType.PRECEDES) for i in range(edges)]
+    )
+    staged.append_audit(NS, [AuditEntry(NS, first, "create")])
+    capture_id = group.spool.append({"messages_or_text": "t", "namespace": NS})
+    group.take(staged, NS, capture_id)
+    return capture_id
+
+
+def test_captures_stage_and_read_while_the_store_is_written(
+    parts: tuple[SlowStore, GroupCommit],
+) -> None:
+    """A capture during a drain's store write neither waits nor loses its record."""
+    store, group = parts
+    first = record("I live in Berlin", record_id="a")
+    stage(group, first)
+    store.hold = True
+    drain = threading.Thread(target=group.drain)
+    drain.start()
+    assert store.entered.wait(10)
+    # The drain is inside the store's upsert: the stage is free.
+    newer = record("I live in Berlin now", version=2, record_id="a")
+    taken: list[str] = []
+    capture = threading.Thread(
+        target=lambda: taken.append(stage(group, newer, record("tea", record_id="b")))
+    )
+    capture.start()
+    capture.join(5)
+    assert taken, "a capture waited for the store write of an earlier round"
+    second = taken[0]
+    found = group.stage.get(NS, ["a", "b"])
+    assert [(r.id, r.version) for r in found] == [("a", 2), ("b", 1)]
+    hits = group.stage.search_dense(NS, [1.0, 0.0], Where(), limit=5)
+    assert {h.record.id for h in hits} == {"a", "b"}
+    store.release.set()
+    drain.join(10)
+    store.hold = False
+    # The record staged again during the write is written by the next round,
+    # and the capture taken meanwhile waits for it.
+    assert [c for _, c in group.stage.captures] == [second]
+    group.sync()
+    stored = store.inner.get(NS, ["a", "b"])
+    assert [(r.id, r.version) for r in stored] == [("a", 2), ("b", 1)]
+    assert group.spool.pending() == []
+
+
+def test_a_failed_round_keeps_what_it_did_not_write(
+    parts: tuple[SlowStore, GroupCommit],
+) -> None:
+    """Edges and audit entries a refused round did not write are written next time."""
+    store, group = parts
+    store.fail = True
+    capture_id = stage(group, record("I like tea", record_id="t"), edges=2)
+    with pytest.raises(StoreError):
+        group.sync()
+    assert [c for _, c in group.stage.captures] == [capture_id]
+    store.fail = False
+    group.sync()
+    assert len(store.inner.all_edges(NS)) == 2
+    assert [a.op for a in store.inner.audit(NS, "t")] == ["create"]
+    assert group.spool.pending() == []

@@ -1,0 +1,104 @@
+"""Long turns cost one model call, and store calls that do not grow with sentences."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hindsight_lg import HindsightMemory
+from hindsight_lg.backends import ForwardingBackend
+from hindsight_lg.backends.milvus import MilvusBackend
+from hindsight_lg.embeddings import HashingEmbedder
+from hindsight_lg.embeddings.base import Vectors
+
+NAMES = "Maya Tom Aiko Ravi Sofia Jonas Mei Omar Clara Priya".split()
+PLACES = "Berlin Lisbon Paris Kyoto Austin Oslo Lima Seoul Cairo Porto".split()
+HOBBIES = "pottery chess kayaking yoga gardening salsa jazz knitting".split()
+TEMPLATES = (
+    "My friend {n} moved to {p} last spring.",
+    "I spent the weekend in {p} with {n}.",
+    "{n} has been learning {h} since the summer.",
+    "We are planning a trip to {p} for {n}'s birthday.",
+    "I really like {h} on quiet Sunday mornings.",
+)
+
+
+def long_turn(sentences: int, seed: int) -> str:
+    """A multi-paragraph user turn of ``sentences`` distinct sentences."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(sentences):
+        text = rng.choice(TEMPLATES).format(
+            n=rng.choice(NAMES), p=rng.choice(PLACES), h=rng.choice(HOBBIES)
+        )
+        out.append(text + ("\n\n" if i % 5 == 4 else " "))
+    return "".join(out).strip()
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting its calls and the texts of each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(len(texts))
+        return super().embed(texts)
+
+
+class CountingStore(ForwardingBackend):
+    """The store as the engine's read cache sees it, counting each call by name."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.calls: Counter[str] = Counter()
+
+    def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        self.calls[name] += 1
+        return super()._forward(name, *args, **kwargs)
+
+
+def capture_counts(folder: Path, sentences: int) -> tuple[list[int], Counter[str]]:
+    """Model calls and store calls of capturing one turn of ``sentences`` on Lite."""
+    embedder = CountingEmbedder()
+    store = CountingStore(MilvusBackend(str(folder / f"m{sentences}.db")))
+    spool = str(folder / f"m{sentences}.db.spool")
+    with HindsightMemory(store, embedder, spool=spool) as memory:  # type: ignore[arg-type]
+        memory.capture("I live in Berlin.", namespace="warm")
+        memory.flush()
+        embedder.calls.clear()
+        store.calls.clear()
+        written = memory.capture(
+            long_turn(sentences, seed=sentences), namespace="u1", thread_id="t1"
+        )
+        memory.flush()
+        assert len(written) >= sentences // 2  # the turn became memories
+        return embedder.calls, store.calls
+
+
+def test_a_fifty_sentence_turn_is_one_model_call(tmp_path: Path) -> None:
+    """Every sentence of a long turn, and the turn itself, go to the model at once."""
+    calls, _ = capture_counts(tmp_path, 50)
+    assert len(calls) == 1
+    assert 50 <= calls[0] <= 52  # the sentences, the turn, at most one question
+
+
+def test_store_calls_of_a_long_turn_do_not_grow_per_sentence(tmp_path: Path) -> None:
+    """Candidate searches stay off the store and writes go in one round.
+
+    The read cache answers the merge / supersede candidate searches of every
+    event; what reaches the store is one upsert, one edge write and the audit
+    trail, however many sentences the turn has. (Reading a merged record's
+    vector back is the one call that may grow with what merges.)
+    """
+    _, one = capture_counts(tmp_path, 1)
+    _, fifty = capture_counts(tmp_path, 50)
+    searches = ("search_dense", "search_lexical", "query")
+    assert [fifty[s] for s in searches] == [one[s] for s in searches]
+    writes = ("upsert", "append_audit", "flush")
+    assert [fifty[s] for s in writes] == [one[s] for s in writes]
+    assert fifty["add_edges"] <= 1

@@ -12,6 +12,7 @@ from hindsight_lg.memory.recall.result import (
     Candidate,
     assemble,
     fuse_ranks,
+    line_text,
     novel_first,
     render_line,
     whole_turns_first,
@@ -156,3 +157,17 @@ def test_the_best_compact_lines_show_their_turn_and_the_tail_does_not() -> None:
     assert "bowl number" not in lines[-1]
     off = Policy(full_text_share=0.0, near_share=0.0)
     assert not any("bowl" in m.line for m in assemble(ranked, 400, None, off)[0])
+
+
+def test_a_near_line_shows_more_of_a_consolidated_memory_than_its_summary() -> None:
+    """A memory that keeps no turn (consolidated from several) shows up to the
+    near lines' allowance of its parts; in the deeper tail, its short summary."""
+    parts = [f"Joanna baked cake number {i} with berries" for i in range(8)]
+    content = "; ".join(parts)
+    record = MemoryRecord(
+        namespace="u", content=content, summary=summarize(content), source_ids=["D1:1"]
+    )
+    near = line_text(record, full=False, focus=terms("cake berries"), window=250)
+    tail = line_text(record, full=False, focus=terms("cake berries"), window=0)
+    assert len(tail) <= 125 < len(near) <= 250
+    assert sum(p in near for p in parts) > sum(p in tail for p in parts)

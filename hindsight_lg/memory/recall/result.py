@@ -16,6 +16,7 @@ from hindsight_lg._text import (
     focused_summary,
     inert,
     one_visible_line,
+    summarize,
     terms,
 )
 from hindsight_lg.memory.policy import Policy
@@ -391,11 +392,17 @@ def line_text(
         return around
     if full or not record.summary:
         return record.content
+    # A line with a window may show as much of a long or consolidated memory
+    # (which keeps no single turn) as it would of a turn.
+    size = max(len(record.summary), window)
     if focus:
         # The summarised tail shows the parts that answer this query, not
         # the first sentence of a long or consolidated memory.
-        size = len(record.summary)
-        return focused_summary(record.content, focus, size) or record.summary
+        found = focused_summary(record.content, focus, size)
+        if found is not None:
+            return found
+    if size > len(record.summary):
+        return summarize(record.content, size)
     return record.summary
 
 

@@ -311,6 +311,8 @@ def wire(
         fresh_spool=fresh,
         owns_backend=owns_backend,
     )
+    # Captures queued together embed in one model call (capture.ahead).
+    parts.worker.ahead = write.ahead
     if durable is not None:
         # "Accepted" by the worker means spooled: it survives a crash.
         parts.worker.on_accept = durable.accept
@@ -328,9 +330,11 @@ def _lazy_writer(
 
     def build() -> Writer:
         # Imported here: the encode pipeline loads with the first capture.
-        from hindsight_lg.memory.capture import Writer
+        from hindsight_lg.memory.capture import EmbeddingMemo, Writer
 
-        writer = Writer(view, embedder, policy, _extractor(llm), _judge(llm))
+        # The memo lets captures queued together share one model call.
+        memo = EmbeddingMemo(embedder)
+        writer = Writer(view, memo, policy, _extractor(llm), _judge(llm))
         writer.sink = group
         return writer
 

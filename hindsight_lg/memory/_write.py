@@ -11,14 +11,14 @@ it comes from.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from hindsight_lg import telemetry
 from hindsight_lg.memory._locks import WriteLocks
 from hindsight_lg.memory.capture import Placement, to_turns
 from hindsight_lg.memory.durability import Spool
-from hindsight_lg.memory.requests import CaptureRequest
+from hindsight_lg.memory.requests import CaptureRequest, unchecked
 from hindsight_lg.model import MemoryRecord
 
 if TYPE_CHECKING:
@@ -117,6 +117,22 @@ class CapturePath:
             telemetry.set_attributes(span, steps)
         self._written(namespace, len(written))
         return written
+
+    def ahead(self, items: Sequence[Mapping[str, Any]]) -> None:
+        """Embed what queued captures will embed, in one model call.
+
+        The worker's look-ahead (see :mod:`hindsight_lg.memory.capture.ahead`):
+        ``items`` are its payloads, in the order they will be written.
+        """
+        from hindsight_lg.memory.capture import plan_ahead
+
+        planned = []
+        for item in items:
+            request = unchecked({k: v for k, v in item.items() if k != "capture_id"})
+            turns = to_turns(request.content, request.speaker, request.source_ids)
+            when = self._clock() if request.event_time is None else request.event_time
+            planned.append((turns, _placement(request), when))
+        plan_ahead(self._writer(), planned)
 
 
 def _placement(request: CaptureRequest) -> Placement:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import random
+import threading
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.backends import ForwardingBackend
+from hindsight_lg.backends import ForwardingBackend, InMemoryBackend, Where
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.embeddings import HashingEmbedder
 from hindsight_lg.embeddings.base import Vectors
@@ -29,12 +31,15 @@ TEMPLATES = (
 def long_turn(sentences: int, seed: int) -> str:
     """A multi-paragraph user turn of ``sentences`` distinct sentences."""
     rng = random.Random(seed)
+    said: set[str] = set()
     out = []
-    for i in range(sentences):
+    while len(out) < sentences:
         text = rng.choice(TEMPLATES).format(
             n=rng.choice(NAMES), p=rng.choice(PLACES), h=rng.choice(HOBBIES)
         )
-        out.append(text + ("\n\n" if i % 5 == 4 else " "))
+        if text not in said:
+            said.add(text)
+            out.append(text + ("\n\n" if len(out) % 5 == 4 else " "))
     return "".join(out).strip()
 
 
@@ -102,3 +107,41 @@ def test_store_calls_of_a_long_turn_do_not_grow_per_sentence(tmp_path: Path) -> 
     writes = ("upsert", "append_audit", "flush")
     assert [fifty[s] for s in writes] == [one[s] for s in writes]
     assert fifty["add_edges"] <= 1
+
+
+class SlowEmbedder(CountingEmbedder):
+    """Costs per text what a small model costs on a CPU core, and counts calls."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        time.sleep(0.004 * len(texts))
+        return super().embed(texts)
+
+
+def stored_vectors(memory: HindsightMemory, namespaces: Sequence[str]) -> set[Any]:
+    return {
+        (r.content, tuple(r.dense))
+        for ns in namespaces
+        for r in memory.backend.query(ns, Where(), vectors=True)
+    }
+
+
+def test_queued_captures_share_one_model_call() -> None:
+    """Turns waiting in the worker's queue embed together, to the same vectors."""
+    turns = [long_turn(1 + i % 3, seed=i) for i in range(12)]
+    namespaces = [f"u{i % 3}" for i in range(12)]
+    embedder = SlowEmbedder()
+    with HindsightMemory(InMemoryBackend(), embedder) as memory:
+        memory.capture("I live in Berlin.", namespace="warm")  # the model's cost
+        gate = threading.Event()
+        memory.worker.defer(gate.wait)  # the turns queue up behind it
+        for text, ns in zip(turns, namespaces, strict=True):
+            memory.submit(text, namespace=ns, thread_id="t", speaker="user")
+        embedder.calls.clear()
+        gate.set()
+        memory.flush()
+        assert len(embedder.calls) <= 2  # not one per turn
+        queued = stored_vectors(memory, sorted(set(namespaces)))
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder()) as alone:
+        for text, ns in zip(turns, namespaces, strict=True):
+            alone.capture(text, namespace=ns, thread_id="t", speaker="user")
+        assert queued == stored_vectors(alone, sorted(set(namespaces)))

@@ -16,17 +16,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hindsight_lg.memory.capture.ahead import EmbeddingMemo, plan_ahead
     from hindsight_lg.memory.capture.turns import Placement, Turn, to_turns
     from hindsight_lg.memory.capture.vectors import embed_records
     from hindsight_lg.memory.capture.writer import Writer, context_vectors
 
 # name -> the module that holds it, imported when the name is first read.
 _HOMES = {
+    "EmbeddingMemo": "hindsight_lg.memory.capture.ahead",
     "Placement": "hindsight_lg.memory.capture.turns",
     "Turn": "hindsight_lg.memory.capture.turns",
     "Writer": "hindsight_lg.memory.capture.writer",
     "context_vectors": "hindsight_lg.memory.capture.writer",
     "embed_records": "hindsight_lg.memory.capture.vectors",
+    "plan_ahead": "hindsight_lg.memory.capture.ahead",
     "to_turns": "hindsight_lg.memory.capture.turns",
 }
 
@@ -41,10 +44,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "EmbeddingMemo",
     "Placement",
     "Turn",
     "Writer",
     "context_vectors",
     "embed_records",
+    "plan_ahead",
     "to_turns",
 ]

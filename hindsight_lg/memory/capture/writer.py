@@ -243,17 +243,36 @@ class Writer:
         # the context of a team or global memory of the same thread.
         key = _thread_key(where)
         previous = self._previous_turn.get(key) if where.thread_id else None
-        out: list[Turn | None] = []
-        for turn in turns:
-            out.append(previous if previous and "?" in previous.text else None)
-            text = turn.text[:_CONTEXT_CHARS]
-            previous = Turn(text, turn.speaker, [], turn.source_kind)
+        out, previous = self.answered(turns, previous)
         if where.thread_id and previous is not None:
             self._previous_turn.pop(key, None)  # re-inserted last: least recent first
             self._previous_turn[key] = previous
             while len(self._previous_turn) > _THREADS_KEPT:
                 self._previous_turn.pop(next(iter(self._previous_turn)))
         return out
+
+    @staticmethod
+    def answered(
+        turns: Sequence[Turn], previous: Turn | None
+    ) -> tuple[list[Turn | None], Turn | None]:
+        """The question each turn answers (after ``previous``), and the last turn."""
+        out: list[Turn | None] = []
+        for turn in turns:
+            out.append(previous if previous and "?" in previous.text else None)
+            text = turn.text[:_CONTEXT_CHARS]
+            previous = Turn(text, turn.speaker, [], turn.source_kind)
+        return out, previous
+
+    def last_turn(self, key: tuple[str, str, str, str]) -> Turn | None:
+        """The last turn captured in a thread (keyed as ``_thread_key``), if kept."""
+        return self._previous_turn.get(key)
+
+    def texts_of(self, turn: Turn, when: float, question: Turn | None) -> list[str]:
+        """What capturing a kept ``turn`` embeds: its events, then its context."""
+        extraction, _ = self.drafts(turn, when)
+        keep = [d for d in extraction.events if d.salience >= self.policy.min_salience]
+        plan = self._context_plan(turn, keep, question)
+        return [d.content for d in keep] + [text for text, _ in plan]
 
     def _encode(
         self, turn: Turn, when: float

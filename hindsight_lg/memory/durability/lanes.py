@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Entry = Any
+_END = object()
 
 
 @dataclass(slots=True)
@@ -135,6 +136,20 @@ class Lanes:
             self._queued -= 1
             self._changed.notify_all()
             return self._pop(first, lane)
+
+    def peek(self, n: int) -> list[Entry]:
+        """Up to ``n`` entries that :meth:`get` serves next (lanes in turn), kept queued."""
+        with self._lock:
+            heads = [iter(q) for q in self._rounds[0].lanes.values()]
+            out: list[Entry] = []
+            while heads and len(out) < n:
+                for head in list(heads):
+                    entry = next(head, _END)
+                    if entry is _END:
+                        heads.remove(head)
+                    elif len(out) < n:
+                        out.append(entry)
+            return out
 
     def done(self, n: int = 1) -> None:
         """Mark ``n`` entries handed out by :meth:`get` as finished."""

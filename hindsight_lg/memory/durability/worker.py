@@ -110,6 +110,10 @@ class CaptureWorker:
         # Set by an engine with a spool: makes items durable (all or none)
         # before they are queued, so "accepted" means "survives a crash".
         self.on_accept: Accept | None = None
+        # Set by an engine: given the captures about to run and those queued
+        # behind them, embeds their texts in one model call (capture.ahead).
+        self.ahead: Callable[[list[dict[str, Any]]], None] | None = None
+        self._planned: set[int] = set()
 
     # -- de-duplication ------------------------------------------------------
 
@@ -246,7 +250,9 @@ class CaptureWorker:
             if entry is _STOP:
                 self._queue.done()
                 return
-            self._handle(self._batch(lane, entry))
+            batch = self._batch(lane, entry)
+            self._look_ahead(batch)
+            self._handle(batch)
 
     def _batch(self, lane: str | None, entry: Any) -> list[Any]:
         """``entry`` and the captures queued right behind it in its lane that fit.
@@ -271,6 +277,30 @@ class CaptureWorker:
             batch.append(nxt)
             size += len(nxt[0]["messages_or_text"])
         return batch
+
+    def _look_ahead(self, batch: list[Any]) -> None:
+        """Let the captures of ``batch`` and those queued next share a model call.
+
+        Once per capture: those planned with an earlier batch are not planned
+        again. A failed plan costs nothing but the call (each capture then
+        embeds its own texts).
+        """
+        if self.ahead is None:
+            return
+        mine = [e[0] for e in batch if _is_capture(e)]
+        if not mine or all(id(item) in self._planned for item in mine):
+            return
+        queued = [e[0] for e in self._queue.peek(self.max_batch) if _is_capture(e)]
+        todo = [item for item in mine + queued if id(item) not in self._planned]
+        if len(todo) < 2:
+            return  # nothing to share a call with
+        if len(self._planned) > 4 * self.max_batch:
+            self._planned.clear()  # ids of items long written
+        self._planned.update(id(item) for item in todo)
+        try:
+            self.ahead(todo)
+        except Exception as exc:  # the captures embed their own texts instead
+            _log("warning", "capture_lookahead_failed", error=repr(exc))
 
     def _handle(self, batch: list[Any]) -> None:
         item, ctx = batch[0]
@@ -307,6 +337,10 @@ def _parts(item: dict[str, Any], size: int) -> list[dict[str, Any]]:
         {**item, "messages_or_text": messages[i : i + size]}
         for i in range(0, len(messages), size)
     ]
+
+
+def _is_capture(entry: Any) -> bool:
+    return isinstance(entry, tuple) and isinstance(entry[0], dict)
 
 
 def _batchable(entry: Any) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Self
 
@@ -33,6 +33,10 @@ from hindsight_lg.errors import (
 )
 
 SCHEMA_VERSION = 1
+#: Consistency levels a server's reads may use (see ``MilvusBackend``).
+READ_LEVELS = ("Session", "Strong", "Bounded", "Eventually")
+# The client calls that read, by name: on a server each gets a consistency level.
+_READS = frozenset({"query", "query_iterator", "get", "search"})
 QUERY_WINDOW = 16384  # Milvus caps offset+limit of one query at this
 STUB_VECTOR = [0.0, 0.0]  # edges/audit/meta need a vector field to exist
 SCALARS = (
@@ -155,6 +159,8 @@ class MilvusCore:
     _dirty: bool
     _infix_like: bool
     _leases: MilvusLeases | None
+    read_consistency: str
+    _strong: threading.local  # .depth > 0: this thread reads Strong
 
     @property
     def memories(self) -> str:
@@ -211,13 +217,61 @@ class MilvusCore:
     def _call(self, action: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         if not self.is_lite:
             kwargs.setdefault("timeout", self.timeout)
+            if getattr(fn, "__name__", "") in _READS and self._data(args):
+                kwargs.setdefault("consistency_level", self._read_level())
+        # Milvus Lite serves one call at a time; a server's client is
+        # thread-safe, and serialising its calls would queue every tenant's
+        # recall behind one round trip.
+        lock = self._lock if self.is_lite else nullcontext()
         try:
-            with self._lock, self._shrinking(fn, args, kwargs):
-                return fn(*args, **kwargs)
+            with lock, self._shrinking(fn, args, kwargs):
+                result = fn(*args, **kwargs)
+            if not self.is_lite and fn == self._client.delete and self._data(args):
+                self._served(args[0])
+            return result
         except (StoreError, ValueError, TypeError):
             raise
         except Exception as exc:
             raise _translate(exc, action) from exc
+
+    def _data(self, args: tuple[Any, ...]) -> bool:
+        # Memories, edges and audit; <prefix>_meta (lease tickets, the model,
+        # the pointer) keeps its Strong default and needs no confirmation.
+        data = (self.memories, self._name("edges"), self._name("audit"))
+        return bool(args) and args[0] in data
+
+    @contextmanager
+    def strong_reads(self) -> Iterator[None]:
+        """Make this thread's reads in the ``with`` block ``Strong`` on a server.
+
+        Each read then sees every write acknowledged, by any process, before
+        it started (and waits up to one server time tick for it).
+        """
+        depth = getattr(self._strong, "depth", 0)
+        self._strong.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._strong.depth = depth
+
+    def _served(self, name: str) -> None:
+        # Wait until the server serves a deletion: a Strong read waits for its
+        # next time tick. Milvus 2.3 returns no timestamp for a delete, so a
+        # Session read would not wait for it even in this process; after this,
+        # every process's reads (a read cache's check that what it serves
+        # still exists, a search) stop seeing the rows.
+        with self.strong_reads():
+            self._call(
+                "confirming a deletion",
+                self._client.query,
+                name,
+                filter=ALL_ROWS,
+                output_fields=["pk"],
+                limit=1,
+            )
+
+    def _read_level(self) -> str:
+        return "Strong" if getattr(self._strong, "depth", 0) else self.read_consistency
 
     def _shrinking(
         self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -236,15 +290,20 @@ class MilvusCore:
         self, name: str, expr: str, fields: list[str], limit: int
     ) -> Iterator[dict[str, Any]]:
         self._flush_if_dirty()
-        if limit <= QUERY_WINDOW:
-            yield from self._call(
-                "querying",
-                self._client.query,
-                name,
-                filter=expr,
-                output_fields=fields,
-                limit=limit,
-            )
+        # One plain query answers whenever the matches fit its window (a
+        # tenant's memories, almost always); an iterator costs a round trip
+        # to set up and one per batch, so it only pages past the window
+        # (reading the first window again).
+        rows = self._call(
+            "querying",
+            self._client.query,
+            name,
+            filter=expr,
+            output_fields=fields,
+            limit=min(limit, QUERY_WINDOW),
+        )
+        if limit <= QUERY_WINDOW or len(rows) < QUERY_WINDOW:
+            yield from rows
             return
         it = self._call(
             "querying",

@@ -89,15 +89,30 @@ class RecordOps(MilvusCore):
         check_namespace(namespace)
         if not ids:
             return []
-        pks = [pk(namespace, i) for i in dict.fromkeys(ids)]
-        rows = self._call(
-            "reading memories",
-            self._client.get,
-            self.memories,
-            ids=pks,
-            output_fields=self._fields(vectors),
-        )
+        wanted = list(dict.fromkeys(ids))
+        rows = self._get_rows(namespace, wanted, vectors)
+        missing = [i for i in wanted if i not in {r["id"] for r in rows}]
+        if missing and not self.is_lite and self._read_level() != "Strong":
+            # Not found at Session may be another process's write not seen
+            # yet (a capture on another replica a moment ago): ask again
+            # Strong, so a memory that exists is never reported missing.
+            with self.strong_reads():
+                rows += self._get_rows(namespace, missing, vectors)
         return [self._record(row) for row in rows]
+
+    def _get_rows(
+        self, namespace: str, ids: Sequence[str], vectors: bool
+    ) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = list(
+            self._call(
+                "reading memories",
+                self._client.get,
+                self.memories,
+                ids=[pk(namespace, i) for i in ids],
+                output_fields=self._fields(vectors),
+            )
+        )
+        return found
 
     def query(
         self, namespace: str, where: Where, *, limit: int = 1000, vectors: bool = False

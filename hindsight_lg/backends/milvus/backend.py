@@ -12,10 +12,15 @@ memory id (after an import, say) can never overwrite each other.
 from __future__ import annotations
 
 import threading
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from hindsight_lg.backends.base import Capabilities
-from hindsight_lg.backends.milvus._core import SCHEMA_VERSION, lexical_tokens
+from hindsight_lg.backends.milvus._core import (
+    READ_LEVELS,
+    SCHEMA_VERSION,
+    lexical_tokens,
+)
 from hindsight_lg.backends.milvus._graph import GraphOps
 from hindsight_lg.backends.milvus._integrity import RowLedger
 from hindsight_lg.backends.milvus._lease import MilvusLeases
@@ -34,6 +39,21 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         token: server credentials (``user:password`` or an API key).
         prefix: collection name prefix, so several stores can share a server.
         timeout: seconds per server call.
+        read_consistency: the consistency of a server's reads outside a lease
+            (see below): ``"Session"`` (default), ``"Strong"``, ``"Bounded"``
+            or ``"Eventually"``. Milvus Lite ignores it.
+
+    Reads on a server: a ``Strong`` read waits for the server's next time
+    tick (``proxy.timeTickInterval``, 200 ms by default) so that it sees every
+    write acknowledged anywhere before it; a ``Session`` read sees this
+    process's own writes at once and other processes' within about one tick,
+    in a few milliseconds. So reads default to ``Session``, and the reads that
+    must see other processes' writes are ``Strong`` whatever the setting:
+    everything inside :meth:`exclusive` (compare-and-swap updates,
+    consolidation) and lease tickets. :meth:`delete` returns once the server
+    serves the deletion (one ``Strong`` read, up to one tick), so a memory
+    forgotten on one replica is not recalled on another afterwards, by a
+    search or by a read cache's check that what it serves still exists.
 
     The constructor stores its arguments and touches nothing; the client
     connects in :meth:`open` (which :meth:`from_uri` calls) or, for a backend
@@ -52,9 +72,17 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         token: str = "",
         prefix: str = "hindsight",
         timeout: float | None = 30.0,
+        read_consistency: str = "Session",
     ) -> None:
         if not prefix.replace("_", "").isalnum():
             raise ValueError("prefix must be letters, digits and underscores")
+        if read_consistency not in READ_LEVELS:
+            raise ValueError(
+                f"read_consistency must be one of {', '.join(READ_LEVELS)}, "
+                f"not {read_consistency!r}"
+            )
+        self.read_consistency = read_consistency
+        self._strong = threading.local()
         self.uri = uri
         self.is_lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://"))
         self.prefix = prefix
@@ -87,6 +115,7 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         token: str = "",
         prefix: str = "hindsight",
         timeout: float | None = 30.0,
+        read_consistency: str = "Session",
     ) -> MilvusBackend:
         """Open the store at ``uri`` now: connect, or start Milvus Lite for a file.
 
@@ -95,12 +124,19 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
             token: server credentials (``user:password`` or an API key).
             prefix: collection name prefix, so several stores can share a server.
             timeout: seconds per server call.
+            read_consistency: a server's reads outside a lease (see the class).
 
         Raises:
             StoreLocked: another process holds the Milvus Lite file.
             StoreUnavailable: the server is unreachable, or the file is damaged.
         """
-        return cls(uri, token=token, prefix=prefix, timeout=timeout).open()
+        return cls(
+            uri,
+            token=token,
+            prefix=prefix,
+            timeout=timeout,
+            read_consistency=read_consistency,
+        ).open()
 
     def exclusive(self, namespace: str, resource: str) -> AbstractContextManager[None]:
         """Keep other processes out of ``resource`` of ``namespace`` for a ``with`` block.
@@ -112,7 +148,15 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
             return nullcontext()
         if self._leases is None:
             self._leases = MilvusLeases(self)
-        return self._leases.hold(namespace, resource)
+        return self._held(self._leases, namespace, resource)
+
+    @contextmanager
+    def _held(
+        self, leases: MilvusLeases, namespace: str, resource: str
+    ) -> Iterator[None]:
+        # Under a lease, reads must see the last holder's writes: Strong.
+        with leases.hold(namespace, resource), self.strong_reads():
+            yield
 
     def close(self) -> None:
         """Flush and release the client; the last backend on a Lite file frees its lock.

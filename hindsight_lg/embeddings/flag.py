@@ -214,6 +214,10 @@ class FlagEmbeddingEmbedder:
         self.model_id = str(model) if not Path(str(model)).is_dir() else self.path.name
         _require_flag_embedding()
         self._lazy = _LazyModel(lambda: self._load(device))
+        # A fast tokenizer keeps its padding settings as state and refuses a
+        # second thread while a call changes them ("Already borrowed"); a
+        # background capture and a recall embed at once.
+        self._tokenizer_lock = threading.Lock()
         dim = config_dim(self.path)
         self.dim = dim if dim is not None else int(self.embed(["probe"]).shape[1])
 
@@ -244,9 +248,10 @@ class FlagEmbeddingEmbedder:
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
         if self.is_m3:
-            out = self._model.encode(
-                list(texts), return_dense=True, return_sparse=False
-            )
+            with self._tokenizer_lock:
+                out = self._model.encode(
+                    list(texts), return_dense=True, return_sparse=False
+                )
             return normalize(out["dense_vecs"])
         return normalize(self._encode_dense(list(texts)))
 
@@ -260,23 +265,26 @@ class FlagEmbeddingEmbedder:
         model = self._model
         model.model.eval()
         device = next(model.model.parameters()).device
-        lengths = model.tokenizer(
-            texts,
-            truncation=True,
-            max_length=model.passage_max_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )["input_ids"]
+        with self._tokenizer_lock:
+            lengths = model.tokenizer(
+                texts,
+                truncation=True,
+                max_length=model.passage_max_length,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+            )["input_ids"]
         out: list[Any] = [None] * len(texts)
         with torch.inference_mode():
             for idx in length_batches([len(i) for i in lengths], self.batch_size):
-                enc = model.tokenizer(
-                    [texts[i] for i in idx],
-                    padding=True,
-                    truncation=True,
-                    max_length=model.passage_max_length,
-                    return_tensors="pt",
-                ).to(device)
+                with self._tokenizer_lock:
+                    enc = model.tokenizer(
+                        [texts[i] for i in idx],
+                        padding=True,
+                        truncation=True,
+                        max_length=model.passage_max_length,
+                        return_tensors="pt",
+                    )
+                enc = enc.to(device)
                 hidden = model.model(**enc, return_dict=True).last_hidden_state
                 pooled = model.pooling(hidden, enc["attention_mask"])
                 for i, row in zip(idx, pooled.float().cpu().numpy(), strict=True):
@@ -287,7 +295,10 @@ class FlagEmbeddingEmbedder:
         """bge-m3 lexical weights (token -> weight); empty dicts for other models."""
         if not self.is_m3:
             return [{} for _ in texts]
-        out = self._model.encode(list(texts), return_dense=False, return_sparse=True)
+        with self._tokenizer_lock:
+            out = self._model.encode(
+                list(texts), return_dense=False, return_sparse=True
+            )
         return [
             {str(k): float(v) for k, v in w.items()} for w in out["lexical_weights"]
         ]

@@ -138,7 +138,7 @@ def is_cached(name: str) -> bool:
 
 # Padded tokens a batch may carry beyond its real ones before it is cut:
 # below this, one more forward pass costs more than the padding.
-_PAD_SLACK = 256
+_PAD_SLACK = 32
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
@@ -148,12 +148,12 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     embedded for context) in a batch of short sentences makes the batch cost
     its length times its size: the 51 texts of a 50-sentence turn cost 24x
     what they cost apart. A batch is cut when it is full or when its padding
-    would outgrow both its real tokens and :data:`_PAD_SLACK`, so no pass
-    does more than about twice the work its texts need.
+    would pass both a quarter of its real tokens and :data:`_PAD_SLACK`, so
+    no pass does much more than 1.25x the work its texts need.
 
     Example:
         >>> length_batches([20, 512, 18, 22], batch_size=64)
-        [[1, 3], [0, 2]]
+        [[1], [3, 0, 2]]
     """
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches: list[list[int]] = []
@@ -163,7 +163,8 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
         size = lengths[i]
         if current:
             padding = lengths[current[0]] * (len(current) + 1) - (real + size)
-            if len(current) >= batch_size or padding > max(real + size, _PAD_SLACK):
+            wasteful = 4 * padding > real + size and padding > _PAD_SLACK
+            if len(current) >= batch_size or wasteful:
                 batches.append(current)
                 current, real = [], 0
         current.append(i)

@@ -530,6 +530,149 @@ def test_the_registry_check_catches_a_new_map(tmp_path: Path) -> None:
     assert ["_BY_ENGINE", "_SEEN", "_BOX"] == module_registries(source)
 
 
+# -- the thin engine and its wrappers ------------------------------------------
+
+
+def test_constructors_store_what_they_are_given(tmp_path: Path) -> None:
+    """``HindsightMemory(...)``, ``MilvusBackend(uri)`` and ``Spool(path)`` do no I/O.
+
+    The engine's parts open at its first use (``memory/_opening.py``), a
+    Milvus backend connects at ``open()`` or its first call, a spool makes its
+    folder and reads its file at ``open()`` or first use.
+    """
+    from hindsight_lg.backends import ForwardingBackend, InMemoryBackend
+    from hindsight_lg.backends.milvus import MilvusBackend
+    from hindsight_lg.embeddings import HashingEmbedder
+    from hindsight_lg.memory import HindsightMemory, Spool
+
+    class Untouchable(ForwardingBackend):
+        def _forward(self, name: str, /, *args: object, **kwargs: object) -> object:
+            raise AssertionError(f"the constructor called {name}()")
+
+    spool = tmp_path / "engine" / "s.spool"
+    memory = HindsightMemory(
+        Untouchable(InMemoryBackend()), HashingEmbedder(), spool=spool
+    )
+    MilvusBackend(str(tmp_path / "lite" / "m.db"))
+    Spool(tmp_path / "spool" / "s.spool")
+    assert [] == sorted(p.name for p in tmp_path.iterdir())
+    memory.close()  # before the first use: opens nothing either
+    assert [] == sorted(p.name for p in tmp_path.iterdir())
+
+
+# Classes that answer unknown attributes themselves, and why. A wrapper over a
+# backend is not among them: it derives from ForwardingBackend, which has the
+# whole protocol, so no wrapper forwards by name or copies a list of methods.
+GETATTR_CLASSES = {
+    "hindsight_lg.checkpointers._base.BaseHindsightSaver": "the bridging saver is the inner "
+    "LangGraph saver to its callers (setup(), conn, ...), whatever saver it is",
+    "hindsight_lg.memory._opening.OpensOnFirstUse": "the engine's parts, opened by "
+    "the first read of one (the constructor does no I/O)",
+}
+
+
+def getattr_classes(module: str, path: Path) -> list[str]:
+    """Classes of a module that define ``__getattr__`` (in an ``if`` block too)."""
+    found = []
+    for cls in ast.walk(ast.parse(path.read_text())):
+        if isinstance(cls, ast.ClassDef) and any(
+            isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+            for node in ast.walk(cls)
+        ):
+            found.append(f"{module}.{cls.name}")
+    return found
+
+
+def test_wrappers_over_a_backend_derive_from_the_forwarding_base() -> None:
+    """No class forwards unknown attributes but the listed ones.
+
+    And every class of ours built over an ``inner`` backend is a
+    ``ForwardingBackend``.
+    """
+    from hindsight_lg.backends import ForwardingBackend
+
+    found = {c for m, p in sorted(modules().items()) for c in getattr_classes(m, p)}
+    assert [] == sorted(found - set(GETATTR_CLASSES))
+    assert [] == sorted(set(GETATTR_CLASSES) - found)
+    wrappers = []
+    for module, path in sorted(modules().items()):
+        for cls in ast.walk(ast.parse(path.read_text())):
+            init = isinstance(cls, ast.ClassDef) and next(
+                (n for n in cls.body if getattr(n, "name", "") == "__init__"), None
+            )
+            if isinstance(init, ast.FunctionDef) and any(
+                a.arg == "inner" and "MemoryBackend" in ast.unparse(a.annotation or a)
+                for a in init.args.args
+            ):
+                assert isinstance(cls, ast.ClassDef)
+                wrappers.append(getattr(importlib.import_module(module), cls.name))
+    assert len(wrappers) >= 5  # cache, traced, draining, staged, bench's timing
+    assert [] == [w for w in wrappers if not issubclass(w, ForwardingBackend)]
+
+
+# Async twins the engine spells out, and why; every other one is
+# ``aname = in_thread(name)``.
+EXPLICIT_TWINS = {
+    "arecall": "runs on the engine's own caller pool, not the loop's executor",
+    "afrom_uri": "a classmethod: opens memory in a worker thread",
+}
+
+
+def test_the_engines_async_twins_are_one_liners() -> None:
+    """``aforget`` is ``forget`` in a thread, for every twin but the listed ones."""
+    from hindsight_lg.memory import HindsightMemory
+
+    twins = {
+        name: getattr(HindsightMemory, name)
+        for name in dir(HindsightMemory)
+        if name.startswith("a") and hasattr(HindsightMemory, name[1:])
+    }
+    assert len(twins) > 10
+    assert [] == [
+        name
+        for name, twin in sorted(twins.items())
+        if name not in EXPLICIT_TWINS
+        and getattr(twin, "__wrapped__", None) is not getattr(HindsightMemory, name[1:])
+    ]
+    assert set(EXPLICIT_TWINS) <= set(twins)
+
+
+def names_used(path: Path) -> set[str]:
+    """Every name and attribute a module refers to."""
+    return {
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.Name, ast.Attribute))
+    }
+
+
+def test_one_door_checks_captures_and_recalls() -> None:
+    """Requests are checked by ``memory/requests.py`` and nowhere else.
+
+    The event-time validator is called there only (its module defines it), so
+    capture, submit and the spool's replay cannot disagree on what a time is.
+    """
+    door = "hindsight_lg.memory.requests"
+    home = "hindsight_lg.memory.language.timeparse"
+    assert [] == [
+        module
+        for module, path in sorted(modules().items())
+        if module not in (door, home) and "check_event_time" in names_used(path)
+    ]
+
+
+def test_the_engines_parts_see_the_traced_store() -> None:
+    """Searcher and lifecycle call the store through the span-per-call view."""
+    from hindsight_lg.backends import InMemoryBackend
+    from hindsight_lg.embeddings import HashingEmbedder
+    from hindsight_lg.memory import HindsightMemory
+    from hindsight_lg.memory._traced import TracedBackend
+
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder()) as memory:
+        views = [memory._searcher.backend, memory.lifecycle.backend]
+        assert [] == [v for v in views if not isinstance(v, TracedBackend)]
+
+
 MAX_LINES = 600  # a backend's size; most modules stay near half of it
 
 

@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hindsight_lg.backends import Where
+from hindsight_lg.backends import ForwardingBackend, MemoryBackend, Where
 from hindsight_lg.bench.startup import Startup, measure_startup
 from hindsight_lg.model import Edge, EdgeType, Kind, MemoryRecord
 
@@ -95,27 +95,22 @@ class ScaleRun:
     startup: Startup | None = None
 
 
-class TimedBackend:
+class TimedBackend(ForwardingBackend):
     """Forwards to a backend and adds each call's time to the path it serves."""
 
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
+    def __init__(self, inner: MemoryBackend) -> None:
+        super().__init__(inner)
         self.spent: dict[str, float] = defaultdict(float)
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._inner, name)
+    def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         path = PATH_OF.get(name)
-        if path is None or not callable(attr):
-            return attr
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return attr(*args, **kwargs)
-            finally:
-                self.spent[path] += (time.perf_counter() - start) * 1000
-
-        return timed
+        if path is None:
+            return super()._forward(name, *args, **kwargs)
+        start = time.perf_counter()
+        try:
+            return super()._forward(name, *args, **kwargs)
+        finally:
+            self.spent[path] += (time.perf_counter() - start) * 1000
 
 
 def sentence(rng: random.Random, i: int) -> str:

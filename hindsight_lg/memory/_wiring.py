@@ -13,7 +13,8 @@
 - :func:`open_parts` is :func:`wire` followed by the I/O an engine needs
   before its first call: :meth:`EngineParts.setup` (collections, the
   embedding model's check) and the replay of whatever a previous run left
-  in the spool. ``HindsightMemory(...)`` and ``from_uri`` go through it.
+  in the spool. ``from_uri`` goes through it at once, ``HindsightMemory(...)``
+  at its first use (:mod:`hindsight_lg.memory._opening`).
 - :func:`open_uri` opens the store at a URI first (``from_uri``).
 - :meth:`EngineParts.close` takes it all down again in order.
 """
@@ -150,6 +151,16 @@ class EngineParts:
             return self.durable.capture(request, capture_id)
         return self.write(request)
 
+    def abandon(self) -> None:
+        """Let go of parts that failed to open: nothing of them is kept.
+
+        The store is not flushed or closed (it may be what failed); the
+        handle's last release closes the spool, so a later open replays it.
+        """
+        self.worker.close()
+        self.pools.shutdown()
+        self.handle.release()
+
     def close(self) -> None:
         """Drain queued captures, stop threads, let go of the store and spool."""
         self.worker.close()
@@ -208,20 +219,21 @@ def open_parts(
         **options: the keyword arguments of :func:`wire`.
 
     Raises:
-        Exception: whatever ``setup`` raised; the spool's share is released
-            first, so a later open of the spool replays it.
+        Exception: whatever ``setup`` or the replay raised; the parts are
+            abandoned first (:meth:`EngineParts.abandon`), so a later open
+            starts afresh and replays the spool.
     """
     chosen = embedder if embedder is not None else adopted_embedder(backend)
     parts = wire(backend, chosen, **options)
     try:
         parts.setup()
+        # Whatever a previous run left in the spool is replayed now (by the
+        # first engine to open it in this process).
+        if parts.durable is not None and parts.fresh_spool:
+            parts.durable.replay()
     except BaseException:
-        parts.handle.release()  # the last one closes the spool: a later open replays
+        parts.abandon()
         raise
-    # Whatever a previous run left in the spool is replayed now (by the
-    # first engine to open it in this process).
-    if parts.durable is not None and parts.fresh_spool:
-        parts.durable.replay()
     return parts
 
 

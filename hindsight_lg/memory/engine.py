@@ -26,10 +26,11 @@ from hindsight_lg.backends import (
 )
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
 from hindsight_lg.memory._lifecycle_methods import LifecycleMethods
+from hindsight_lg.memory._opening import OpensOnFirstUse
 from hindsight_lg.memory._slots import AdapterSlots
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory._twins import in_thread
-from hindsight_lg.memory._wiring import EngineParts, open_parts, open_uri
+from hindsight_lg.memory._wiring import open_parts, open_uri
 from hindsight_lg.memory.durability import Spool
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecallResult
@@ -60,7 +61,7 @@ class DefaultTimeout(enum.Enum):
 DEFAULT_TIMEOUT: Final = DefaultTimeout.TIMEOUT
 
 
-class HindsightMemory(LifecycleMethods, AdapterSlots):
+class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
     """Long-term memory for agents: capture turns, recall by association.
 
     Args:
@@ -84,13 +85,15 @@ class HindsightMemory(LifecycleMethods, AdapterSlots):
             captures are acknowledged once fsync'd there and replayed after a
             crash or a store outage (see ``docs/reliability.md``).
 
-    Construction: the engine only stores ready parts. Building them (read
+    Construction stores what it is given and does no I/O. The parts (read
     cache, spool and group commit, writer, searcher, lifecycle, locks,
-    threads, the background worker) happens in ``memory/_wiring.py``, which
-    this constructor calls and which then does the I/O an engine needs before
-    its first call: :meth:`setup` and the replay of the spool. So
-    ``HindsightMemory(backend, ...)`` is ready when it returns, as before;
-    :meth:`from_uri` goes through the same builder over a URI.
+    threads, the background worker) are built in ``memory/_wiring.py``, which
+    also sets the store up and replays the spool, at the first call that
+    needs them or at :meth:`setup`; :meth:`from_uri` opens them at once. So a
+    locked store, an embedder that differs from the store's or a spool
+    another process holds raises at that first call (and at each later one
+    while it lasts: a failed opening keeps nothing and is tried again). See
+    ``memory/_opening.py``.
 
     Example:
         >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
@@ -113,8 +116,9 @@ class HindsightMemory(LifecycleMethods, AdapterSlots):
         cache: bool = True,
         spool: Spool | str | os.PathLike[str] | None = None,
     ) -> None:
-        self._attach(
-            open_parts(
+        self._defer(
+            functools.partial(
+                open_parts,
                 backend,
                 embedder,
                 policy=policy,
@@ -124,30 +128,9 @@ class HindsightMemory(LifecycleMethods, AdapterSlots):
                 owns_backend=owns_backend,
                 cache=cache,
                 spool=spool,
-            )
+            ),
+            owned=backend if owns_backend else None,
         )
-
-    def _attach(self, parts: EngineParts) -> None:
-        """Store ready parts (no I/O): what every engine's state comes from."""
-        self._parts = parts
-        self._closed = False
-        self.backend = parts.backend
-        self.embedder = parts.embedder
-        self.policy = parts.policy
-        self.llm = parts.llm
-        self.reranker = parts.reranker
-        self.clock = parts.clock
-        self.spool = parts.spool
-        self.worker = parts.worker
-        self.lifecycle = parts.lifecycle
-        self._store = parts.store
-        self._group = parts.group
-        self._searcher = parts.searcher
-        self._locks = parts.locks
-        self._durable = parts.durable
-        self._write = parts.write
-        self._pools = parts.pools
-        self._recall = parts.recall
 
     @classmethod
     def from_uri(
@@ -185,8 +168,7 @@ class HindsightMemory(LifecycleMethods, AdapterSlots):
         parts = open_uri(
             uri, chosen, token=token, prefix=prefix, open_store=open_backend, **kwargs
         )
-        memory = cls.__new__(cls)  # the parts are ready: nothing left to build
-        memory._attach(parts)
+        memory = cls._of_parts(parts)  # opened: nothing left to do at first use
         if warm_up:
             try:
                 memory.warm_up()
@@ -228,8 +210,14 @@ class HindsightMemory(LifecycleMethods, AdapterSlots):
         )
 
     def setup(self) -> None:
-        """Create collections and check the embedding model; idempotent."""
-        self._parts.setup()
+        """Create collections and check the embedding model; idempotent.
+
+        An engine built by hand opens here if no call opened it yet (see the
+        class notes).
+        """
+        parts, opened_now = self._open()
+        if not opened_now:  # opening set the store up already
+            parts.setup()
 
     def warm_up(self, namespaces: Sequence[str] = ()) -> None:
         """Load the embedding model and the store's search path now, not at a recall.
@@ -577,11 +565,11 @@ class HindsightMemory(LifecycleMethods, AdapterSlots):
     aflush = in_thread(flush)
 
     def close(self) -> None:
-        """Drain queued captures, stop workers, close the backend if owned."""
-        if self._closed:
-            return
-        self._closed = True
-        self._parts.close()
+        """Drain queued captures, stop workers, close the backend if owned.
+
+        Before the first use this opens nothing; the engine then refuses calls.
+        """
+        self._close_parts()
 
     def __enter__(self) -> HindsightMemory:
         return self

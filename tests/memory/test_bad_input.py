@@ -106,11 +106,17 @@ def test_non_positive_budget_is_a_caller_error(
 def test_another_embedding_model_is_a_clear_mismatch(
     backend: MemoryBackend, hashing: HashingEmbedder, namespace: str
 ) -> None:
-    """Opening stored vectors with a model of another dimension names `reembed`."""
+    """Opening stored vectors with a model of another dimension names `reembed`.
+
+    A hand-built engine opens at its first call, so that call raises (and
+    every later one: a failed opening keeps nothing).
+    """
     with HindsightMemory(backend, hashing) as memory:
         memory.capture("I prefer green tea over coffee", namespace=namespace)
-    with pytest.raises(EmbeddingMismatch, match="hindsight-lg reembed"):
-        HindsightMemory(backend, HashingEmbedder(dim=64))
+    other = HindsightMemory(backend, HashingEmbedder(dim=64))
+    for _ in range(2):
+        with pytest.raises(EmbeddingMismatch, match="hindsight-lg reembed"):
+            other.recall("tea", namespace=namespace)
 
 
 class StructuredFake(FakeListChatModel):

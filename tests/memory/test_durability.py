@@ -88,6 +88,7 @@ def test_what_the_store_cannot_hold_is_refused_at_the_door(
 ) -> None:
     """capture() and submit() refuse unstorable fields before spooling anything."""
     memory = _memory(InMemoryBackend(), tmp_path / "s.spool")
+    memory.setup()  # opened (a refusal itself opens nothing): the spool is there
     with pytest.raises(ValueError):
         memory.capture("I like tea", namespace="u", **fields)
     with pytest.raises(ValueError):

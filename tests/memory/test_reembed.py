@@ -63,7 +63,7 @@ def test_reembed_switches_the_store_to_the_new_model(tmp_path: Path) -> None:
     assert len(before) == len(TURNS) and before == after
     assert stored == listed
     with pytest.raises(EmbeddingMismatch, match="hindsight-lg reembed"):
-        HindsightMemory(MilvusBackend(uri), old, owns_backend=True)
+        HindsightMemory(MilvusBackend(uri), old, owns_backend=True).setup()
 
 
 def test_reembed_keeps_turn_context_in_split_events(tmp_path: Path) -> None:

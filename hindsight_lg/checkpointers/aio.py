@@ -65,7 +65,9 @@ class AsyncHindsightSaver(BaseHindsightSaver):
         who = await self._awho(config, new_versions)
         if who is not None and self._needs_seed(who):
             parent = await self.inner.aget_tuple(config) if has_parent(config) else None
-            self._seed(who, parent)
+            # Off the loop: the claim may be an engine's first use, which opens
+            # it (store setup, spool replay).
+            await asyncio.to_thread(self._seed, who, parent)
         saved = await self.inner.aput(config, checkpoint, metadata, new_versions)
         if who is not None:
             # submit() appends to the capture spool on disk: off the event loop,

@@ -219,6 +219,8 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
         if not opened_now:  # opening set the store up already
             parts.setup()
 
+    asetup = in_thread(setup)
+
     def warm_up(self, namespaces: Sequence[str] = ()) -> None:
         """Load the embedding model and the store's search path now, not at a recall.
 
@@ -430,6 +432,8 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
             include_experience=include_experience,
             timeout=timeout,
         )
+        if self._parts is None:  # a hand-built engine opens off the event loop
+            await self.asetup()
         ctx = contextvars.copy_context()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pools.caller, ctx.run, call)

@@ -131,3 +131,21 @@ def test_setup_opens_a_hand_built_engine_and_sets_the_store_up_once() -> None:
     memory.setup()
     assert ["setup", "setup"] == backend.calls
     memory.close()
+
+
+async def test_arecall_opens_a_hand_built_engine_off_the_event_loop() -> None:
+    """The opening (store setup, spool replay) never blocks the loop."""
+    opened_in: list[threading.Thread] = []
+
+    class Where(Recording):
+        def setup(self, *, dim: int, model_id: str) -> None:
+            opened_in.append(threading.current_thread())
+            super().setup(dim=dim, model_id=model_id)
+
+    memory = HindsightMemory(Where(InMemoryBackend()), HashingEmbedder())
+    result = await memory.arecall("tea?", namespace="u1")
+    assert (0, [False]) == (
+        len(result.records),
+        [t is threading.current_thread() for t in opened_in],
+    )
+    await memory.aclose()

@@ -430,7 +430,10 @@ REGISTRIES = {  # "module.NAME" -> why it is module-level
     "any handle: backends on two prefixes of a file share its server and ledger lock",
     "hindsight_lg.identity._THREADS": "a thread's user, per checkpointer (weak): "
     "thread ids belong to the LangGraph saver, which the library does not own, "
-    "and find_identity(saver=...) is public with no engine to hold it",
+    "and find_identity(saver=...) is public with no engine to hold it; per "
+    "engine, a second engine on the saver would lose a user taken from the "
+    "run's context (in no checkpoint), and a map set on the saver (it holds "
+    "a lock) would break a copy or pickle of the user's saver",
     "hindsight_lg.identity._WARNED": "a log rate limit (warn once per thread), "
     "bounded; nothing reads it back",
     "hindsight_lg.checkpointers._base._VARIANTS": "a cache of classes built once "

@@ -10,8 +10,10 @@ both see the same machine load:
 - CLI commands that embed nothing (``list``, ``stats``, ``audit``) and those
   that do (``recall``, ``explain``);
 - the panel: process start to the first answered page;
-- ``langgraph dev`` on the assistant template (``--server``; slow): process
-  start to ``/ok``.
+- ``langgraph dev`` on the assistant template (``--server``; slow), over a
+  copy of the demo store: process start to ready (``/ok`` answers and the
+  assistant is listed), and to the first run answered (its recall must find
+  the demo's memories; the count of those that did is printed).
 
 Usage::
 
@@ -26,6 +28,7 @@ Prints a Markdown table: median wall seconds and the ratio to the floor, and
 median CPU seconds (user + system of the process) and their ratio to the
 floor's. On a shared, loaded machine the CPU figures move far less than the
 wall ones; the panel and the server have none (they run until stopped).
+``--server`` needs ``langgraph-cli[inmem]`` (the ``server`` extra).
 ``--compare DIR`` times every start a second time with ``DIR`` (another
 checkout of the package, e.g. ``git worktree add /tmp/before main``) first on
 ``PYTHONPATH``, interleaved in the same run, so both columns share one floor.
@@ -39,6 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import socket
 import statistics
 import subprocess
@@ -150,17 +154,108 @@ def _panel(db: str, env: Env) -> Spent:
     return _until_up(argv, f"http://127.0.0.1:{port}/", env), None
 
 
-def _server(folder: Path, env: Env) -> Spent:
-    import shutil
-
-    target = folder / f"assistant-{len(list(folder.glob('assistant-*')))}"
-    shutil.copytree(Path(__file__).parents[1] / "examples" / "assistant", target)
-    port = _port()
-    argv = [PY, "-m", "langgraph_cli", "dev", "--port", str(port), "--no-browser"]
-    return _until_up(argv, f"http://127.0.0.1:{port}/ok", env, cwd=str(target)), None
+QUESTION = "What does Maya think about Redis for caching?"  # the demo's question
 
 
-def _starts(db: str, folder: Path, server: bool) -> dict[str, Callable[[Env], Spent]]:
+class DevServer:
+    """``langgraph dev`` on the assistant template over a copy of the demo store.
+
+    One launch gives two figures: ready (``/ok`` answers and the assistant is
+    listed: what the server does before serving) and the first run answered
+    (a turn whose recall must find the demo's memories, so a recall that timed
+    out shows). The template comes from the tree under test, the first entry
+    of the child's ``PYTHONPATH`` when it has one, else this checkout.
+    """
+
+    def __init__(self, folder: Path, db: str) -> None:
+        self.folder, self.db = folder, db
+        self.first_runs: dict[str, list[Spent]] = {}
+        self.answers: list[str] = []
+
+    def ready(self, env: Env) -> Spent:
+        """Launch, time ready and the first run; keep the second for later."""
+        tree = _tree(env)
+        target = self.folder / f"server-{len(list(self.folder.glob('server-*')))}"
+        shutil.copytree(tree / "examples" / "assistant", target / "assistant")
+        shutil.copytree(self.db, target / "hindsight.db")
+        env = {
+            **env,
+            "HINDSIGHT_URI": str(target / "hindsight.db"),
+            "HINDSIGHT_CHECKPOINTS": str(target / "checkpoints.sqlite"),
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        }
+        env.pop("HINDSIGHT_CHAT_MODEL", None)
+        port = _port()
+        url = f"http://127.0.0.1:{port}"
+        argv = [PY, "-m", "langgraph_cli", "dev", "--port", str(port)]
+        argv += ["--host", "127.0.0.1", "--no-browser", "--no-reload"]
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            argv,
+            cwd=target / "assistant",
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _poll(lambda: _listed(url), start)
+            ready = time.perf_counter() - start
+            answer = _first_run(url)
+            first = time.perf_counter() - start
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+        self.answers.append(answer)
+        self.first_runs.setdefault(env.get("PYTHONPATH", ""), []).append((first, None))
+        return ready, None
+
+    def first_run(self, env: Env) -> Spent:
+        """The first-run figure of the launch :meth:`ready` made for this tree."""
+        return self.first_runs[env.get("PYTHONPATH", "")].pop(0)
+
+
+def _tree(env: Env) -> Path:
+    here = Path(__file__).resolve().parents[1]
+    first = env.get("PYTHONPATH", "").split(os.pathsep)[0]
+    return Path(first) if first and (Path(first) / "examples").is_dir() else here
+
+
+def _poll(ready: Callable[[], bool], start: float) -> None:
+    while time.perf_counter() - start < 600:
+        try:
+            if ready():
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError("langgraph dev did not get ready")
+
+
+def _listed(url: str) -> bool:
+    if httpx.get(f"{url}/ok", timeout=5).status_code != 200:
+        return False
+    found = httpx.post(f"{url}/assistants/search", json={}, timeout=5)
+    return found.status_code == 200 and len(found.json()) > 0
+
+
+def _first_run(url: str) -> str:
+    """One turn as the demo's user; returns the answer (it quotes what recall found)."""
+    thread = httpx.post(f"{url}/threads", json={}, timeout=30).json()
+    body = {
+        "assistant_id": "assistant",
+        "input": {"messages": [{"role": "user", "content": QUESTION}]},
+        "config": {"configurable": {"user_id": NAMESPACE}},
+    }
+    done = httpx.post(
+        f"{url}/threads/{thread['thread_id']}/runs/wait", json=body, timeout=600
+    )
+    done.raise_for_status()
+    return str(done.json()["messages"][-1]["content"])
+
+
+def _starts(
+    db: str, folder: Path, server: DevServer | None
+) -> dict[str, Callable[[Env], Spent]]:
     memory_id = _first_id(db)
     named = ["-n", NAMESPACE, "--uri", db]
     starts: dict[str, Callable[[Env], Spent]] = {
@@ -173,8 +268,9 @@ def _starts(db: str, folder: Path, server: bool) -> dict[str, Callable[[Env], Sp
         "cli explain (embeds)": lambda e: wall(_cli("explain", "Redis", *named), e),
         "panel: first page": lambda e: _panel(db, e),
     }
-    if server:
-        starts["langgraph dev: /ok"] = lambda e: _server(folder, e)
+    if server is not None:
+        starts["langgraph dev: ready"] = server.ready
+        starts["langgraph dev: first run answered"] = server.first_run
     return starts
 
 
@@ -199,7 +295,8 @@ def main() -> None:
     for env in envs.values():
         subprocess.run([PY, "-c", _COMPILE], capture_output=True, check=True, env=env)
     subprocess.run(_cli("demo", "--uri", db), capture_output=True, check=True)
-    starts = _starts(db, folder, args.server)
+    server = DevServer(folder, db) if args.server else None
+    starts = _starts(db, folder, server)
     if args.no_model:
         starts = {k: v for k, v in starts.items() if k not in EMBEDS}
     floors: list[Spent] = []
@@ -221,6 +318,12 @@ def main() -> None:
         label = "model floor: the floor + import FlagEmbedding, load MiniLM, embed"
         embeds = [n for n in starts if n in EMBEDS]
         _table(label, model_floors, spent, embeds, list(envs))
+    if server is not None:
+        recalled = sum("From memory" in a for a in server.answers)
+        print(
+            f"\nfirst runs that recalled the demo's memories: {recalled}"
+            f" of {len(server.answers)}"
+        )
 
 
 def _medians(values: list[Spent]) -> tuple[float, float | None]:

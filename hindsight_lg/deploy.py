@@ -36,6 +36,14 @@ environment (the ``env`` block of ``langgraph.json`` or the container's):
 
 Who a run belongs to comes from the run (see :mod:`hindsight_lg.identity`):
 with the server's custom auth, the authenticated user.
+
+The server is ready before the embedding model is: :func:`memory` opens the
+store and starts loading the model in a background thread, so ``/ok`` and the
+assistants answer while it loads. A run that recalls meanwhile waits for what
+is left of the load before its recall deadline starts (as the first recall of
+any memory measures its rules first), so it does not time out. :func:`warmed`
+waits for the load; :func:`on_warm` runs something after it, e.g.
+``gc.freeze()`` once the model's objects are alive.
 """
 
 from __future__ import annotations
@@ -55,10 +63,74 @@ from hindsight_lg.checkpointers.aio import AsyncHindsightSaver
 from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.store import HindsightStore
 
-__all__ = ["chat_model", "checkpointer", "close", "memory", "store"]
+__all__ = [
+    "chat_model",
+    "checkpointer",
+    "close",
+    "memory",
+    "on_warm",
+    "store",
+    "warmed",
+]
 
 _lock = threading.Lock()
 _memory: HindsightMemory | None = None
+_WARM_UP_NAMESPACE = "hindsight-warm-up"  # searched while warming; holds nothing
+_WARM_UP_QUERY = "What did we agree on for the weekend?"
+
+
+class _WarmUp:
+    """Loads a memory's model and search path in a thread, then runs callbacks.
+
+    Loading MiniLM takes seconds of CPU (importing torch, reading the
+    weights); done here, it overlaps the server's own start instead of
+    delaying ``/ok``. The model loads once, under its own lock, so a recall
+    that arrives meanwhile waits for this load rather than starting another.
+    """
+
+    def __init__(self, engine: HindsightMemory) -> None:
+        self.done = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._thread = threading.Thread(
+            target=self._run, args=(engine,), name="hindsight-warm-up", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """The memory is closing: a warm-up still running fails silently."""
+        self._stopping = True
+
+    def _run(self, engine: HindsightMemory) -> None:
+        log = telemetry.get_logger()
+        try:
+            engine.warm_up()
+            # A whole recall on a tenant that holds nothing: what a first
+            # recall builds (the query readers' tables, about 0.15 s) is built
+            # here, not inside the first run's deadline (0.2 s by default).
+            engine.recall(_WARM_UP_QUERY, namespace=_WARM_UP_NAMESPACE, timeout=None)
+            log.info("deploy_memory_warm")
+        except Exception as exc:  # the first recall raises it again, to its run
+            if not self._stopping:
+                log.warning("deploy_warm_up_failed", error=str(exc))
+        with self._lock:
+            self.done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def then(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if not self.done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+
+_warm_up: _WarmUp | None = None
 
 
 def memory() -> HindsightMemory:
@@ -69,22 +141,65 @@ def memory() -> HindsightMemory:
     server closes it at shutdown (see :func:`store`); ``atexit`` is the
     fallback for processes that end otherwise.
 
+    It returns once the store is open; the embedding model and the search
+    path load in a background thread (:func:`warmed`), and a recall made
+    before they are in waits for them outside its deadline.
+
     Returns:
         The shared :class:`~hindsight_lg.HindsightMemory`.
     """
-    global _memory
+    global _memory, _warm_up
     with _lock:
         if _memory is None:
             _memory = HindsightMemory.from_uri(
                 os.environ.get("HINDSIGHT_URI", "./hindsight.db"),
                 embedder=os.environ.get("HINDSIGHT_EMBEDDER") or None,
                 token=os.environ.get("HINDSIGHT_TOKEN", ""),
+                warm_up=False,
                 **_spool(),
             )
-            # from_uri has loaded the model and searched once (warm_up()), at
-            # start-up: the first request's recall does not wait on them.
             atexit.register(_memory.close)
+            # The model loads behind the server's start, not in front of it.
+            _warm_up = _WarmUp(_memory)
+            _warm_up.start()
         return _memory
+
+
+def warmed(timeout: float | None = None) -> bool:
+    """Wait until :func:`memory`'s model and search path are loaded.
+
+    Args:
+        timeout: seconds to wait at most; ``None`` waits for the load.
+
+    Returns:
+        Whether the warm-up has finished (also when it failed: the first
+        recall then raises the error). ``False`` before :func:`memory`.
+    """
+    with _lock:
+        warming = _warm_up
+    return warming is not None and warming.done.wait(timeout)
+
+
+def on_warm(callback: Callable[[], None]) -> None:
+    """Run ``callback`` once :func:`memory`'s warm-up has finished.
+
+    It runs in the warm-up thread, or at once when the warm-up is over. The
+    templates freeze the garbage collector there, when the model's objects
+    are alive (docs/recall.md, "Timeouts").
+
+    Args:
+        callback: called with no arguments, once.
+
+    Example:
+        >>> import gc
+        >>> from hindsight_lg import deploy
+        >>> deploy.on_warm(gc.freeze)  # doctest: +SKIP
+    """
+    memory()
+    with _lock:
+        warming = _warm_up
+    if warming is not None:  # None: closed meanwhile, nothing left to warm
+        warming.then(callback)
 
 
 def _spool() -> dict[str, Any]:
@@ -99,9 +214,12 @@ def close() -> None:
     A later :func:`memory` opens a new one (graphs built before keep the old,
     closed engine, so call this only when the process is done serving).
     """
-    global _memory
+    global _memory, _warm_up
     with _lock:
         engine, _memory = _memory, None
+        warming, _warm_up = _warm_up, None
+    if warming is not None:
+        warming.stop()
     if engine is not None:
         atexit.unregister(engine.close)
         engine.close()

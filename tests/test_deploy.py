@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,24 +37,71 @@ def test_memory_is_one_per_process_until_closed() -> None:
     assert deploy.memory() is not first
 
 
-def test_memory_loads_the_embedding_model_when_opened(
+class Gated(HashingEmbedder):
+    """A model whose first embed (the load, in a real one) waits for ``gate``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.embedded: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        if not self.gate.wait(timeout=60):
+            raise TimeoutError("the test never opened the gate")
+        self.embedded.append(list(texts))
+        return super().embed(texts)
+
+
+def test_memory_opens_before_the_model_loads_and_loads_it_behind(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The model loads at start-up, not on the first request (whose recall would time out)."""
-    embedded: list[list[str]] = []
+    """memory() returns while the model is still loading (a server answers /ok at
+    once); the warm-up finishes in the background, then on_warm callbacks run."""
+    model = Gated()
+    monkeypatch.setattr(
+        "hindsight_lg.embeddings.embedder_from_name", lambda name: model
+    )
+    opened: list[object] = []
+    opening = threading.Thread(target=lambda: opened.append(deploy.memory()))
+    opening.start()
+    opening.join(timeout=10)
+    returned_first = not opening.is_alive()
+    model.gate.set()  # the old code waits here for the model; let it end
+    opening.join(timeout=60)
+    assert returned_first, "memory() waited for the model"
+    assert model.embedded == [] or model.embedded[0] == ["warm up"]
+    after: list[str] = []
+    deploy.on_warm(lambda: after.append("warm"))
+    assert deploy.warmed(timeout=30)
+    assert model.embedded[0] == ["warm up"]
+    assert after == ["warm"]
+    deploy.on_warm(lambda: after.append("at once"))  # already warm: runs now
+    assert after == ["warm", "at once"]
 
-    class Counting(HashingEmbedder):
+
+def test_warmed_is_false_before_memory_is_opened() -> None:
+    """Nothing warms before the first memory() call, so warmed() does not wait."""
+    assert not deploy.warmed(timeout=0)
+
+
+def test_a_failed_warm_up_leaves_the_memory_open_and_the_error_for_recall(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model that cannot load does not stop the server: the warm-up ends, work
+    that embeds nothing runs, and the first recall raises the model's error."""
+
+    class Broken(HashingEmbedder):
         def embed(self, texts: Sequence[str]) -> Any:
-            embedded.append(list(texts))
-            return super().embed(texts)
+            raise RuntimeError("no weights here")
 
     monkeypatch.setattr(
-        "hindsight_lg.embeddings.embedder_from_name", lambda name: Counting()
+        "hindsight_lg.embeddings.embedder_from_name", lambda name: Broken()
     )
-    deploy.memory()
-    # The warm-up call first; then the wake rule's calibration pairs, measured
-    # on the same model while opening.
-    assert embedded and ["warm up"] == embedded[0]
+    engine = deploy.memory()
+    assert deploy.warmed(timeout=30)
+    assert engine.list_memories("maya", limit=1) == []
+    with pytest.raises(RuntimeError, match="no weights here"):
+        engine.recall("tea?", namespace="maya")
 
 
 def test_memory_takes_a_spool_for_a_server_uri_from_the_environment(

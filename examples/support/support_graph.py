@@ -13,7 +13,7 @@ import gc
 
 from langchain.agents import create_agent
 
-from hindsight_lg.deploy import chat_model, memory
+from hindsight_lg.deploy import chat_model, memory, on_warm
 from hindsight_lg.nodes.middleware import HindsightMiddleware
 from hindsight_lg.templates.customer_support import (
     Customer,
@@ -30,7 +30,13 @@ graph = create_agent(
     context_schema=Customer,
 )
 
-# Memory and its model are loaded: full garbage collections now skip what is alive
-# (about 250 ms each otherwise, longer than a recall's deadline; docs/recall.md).
-gc.collect()
-gc.freeze()
+
+def _freeze() -> None:
+    # Once the model is in, full garbage collections skip what is alive then
+    # (about 250 ms each otherwise, longer than a recall's deadline; docs/recall.md).
+    gc.collect()
+    gc.freeze()
+
+
+# The model loads behind the server's start (hindsight_lg.deploy): freeze after it.
+on_warm(_freeze)

@@ -14,7 +14,7 @@ from typing import Any
 
 from langgraph.graph import START, MessagesState, StateGraph
 
-from hindsight_lg.deploy import chat_model, memory
+from hindsight_lg.deploy import chat_model, memory, on_warm
 from hindsight_lg.nodes import add_hindsight
 
 model = chat_model()
@@ -37,7 +37,13 @@ def member(name: str, scope: str) -> Any:
 planner = member("planner", scope="team")
 booker = member("booker", scope="private")
 
-# Memory and its model are loaded: full garbage collections now skip what is alive
-# (about 250 ms each otherwise, longer than a recall's deadline; docs/recall.md).
-gc.collect()
-gc.freeze()
+
+def _freeze() -> None:
+    # Once the model is in, full garbage collections skip what is alive then
+    # (about 250 ms each otherwise, longer than a recall's deadline; docs/recall.md).
+    gc.collect()
+    gc.freeze()
+
+
+# The model loads behind the server's start (hindsight_lg.deploy): freeze after it.
+on_warm(_freeze)

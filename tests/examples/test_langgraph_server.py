@@ -433,3 +433,83 @@ async def test_threads_copy_and_streams_over_the_bridge(
         for m, _ in streamed
         if m.get("type") != "ai"
     )
+
+
+@pytest.mark.slow
+def test_a_server_graph_imports_before_the_model_and_its_first_run_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Importing a template graph (what langgraph dev does before answering /ok)
+    does not wait for MiniLM; a run made while the model loads waits for it
+    outside its recall deadline and recalls what the store holds."""
+    import gc
+    import threading
+
+    from hindsight_lg import deploy
+    from hindsight_lg.embeddings import FlagEmbeddingEmbedder
+    from hindsight_lg.memory import _wiring
+    from hindsight_lg.memory.policy import Policy
+
+    db = str(tmp_path / "hindsight.db")
+    with HindsightMemory.from_uri(db, embedder="minilm", warm_up=False) as seed:
+        seed.capture(FACT, namespace="maya")
+    gate, load = threading.Event(), FlagEmbeddingEmbedder._load
+
+    def gated(self: FlagEmbeddingEmbedder, device: str | None) -> Any:
+        gate.wait(timeout=120)  # the model's load holds until the test opens it
+        return load(self, device)
+
+    deadline = 5.0  # a recall takes well under it; the run waits far longer
+
+    class Deadline(Policy):
+        __slots__ = ()
+
+        def __init__(self, **kwargs: Any) -> None:
+            kwargs.setdefault("recall_timeout_s", deadline)
+            super().__init__(**kwargs)
+
+    monkeypatch.setattr(FlagEmbeddingEmbedder, "_load", gated)
+    monkeypatch.setattr(_wiring, "Policy", Deadline)
+    monkeypatch.setenv("HINDSIGHT_URI", db)
+    monkeypatch.delenv("HINDSIGHT_EMBEDDER", raising=False)  # the store's: MiniLM
+    monkeypatch.delenv("HINDSIGHT_CHAT_MODEL", raising=False)
+    monkeypatch.syspath_prepend(str(EXAMPLES / "assistant"))
+    deploy.close()
+    modules: list[Any] = []
+    replies: list[str] = []
+    importing = threading.Thread(
+        target=lambda: modules.append(importlib.import_module("assistant_graph"))
+    )
+    try:
+        importing.start()
+        importing.join(timeout=30)
+        imported_first = not importing.is_alive()
+        embedder = deploy.memory().embedder
+        loading = isinstance(embedder, FlagEmbeddingEmbedder) and not embedder.loaded
+        if imported_first:
+            running = threading.Thread(
+                target=lambda: replies.append(
+                    str(
+                        modules[0]
+                        .graph.invoke(
+                            _say(QUESTION), {"configurable": {"user_id": "maya"}}
+                        )["messages"][-1]
+                        .content
+                    )
+                )
+            )
+            running.start()
+            time.sleep(deadline + 1)  # the run has waited past its deadline
+            gate.set()
+            running.join(timeout=180)
+        assert imported_first, "importing the graph waited for the model"
+        assert loading
+        assert replies and "June 14" in replies[0], replies
+        assert deploy.warmed(timeout=60)
+        assert embedder.loaded
+    finally:
+        gate.set()
+        importing.join(timeout=180)
+        sys.modules.pop("assistant_graph", None)
+        deploy.close()
+        gc.unfreeze()

@@ -26,6 +26,8 @@ from hindsight_lg.backends.base import (
 from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
 from hindsight_lg.backends.forwarding import (
     LIVE,
+    REFRESH,
+    STAMPS,
     STORED_MODEL,
     ForwardingBackend,
     stored_model,
@@ -113,6 +115,8 @@ __all__ = [
     "MAX_NAMESPACE_BYTES",
     "MAX_TEXT_BYTES",
     "MemoryBackend",
+    "REFRESH",
+    "STAMPS",
     "STORED_MODEL",
     "StoreHandle",
     "Where",

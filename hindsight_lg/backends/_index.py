@@ -46,6 +46,10 @@ class NamespaceIndex:
 
     loaded_at: float = 0.0
     keep_vectors: bool = False
+    # A server cache's view of other writers (see backends.cached): their
+    # write stamps when loaded, and when they were last found unchanged.
+    stamps: dict[str, int] | None = None
+    checked_at: float = 0.0
     dense: DenseRows = field(default_factory=lambda: DenseRows())
     records: dict[str, MemoryRecord] = field(default_factory=dict)
     lengths: dict[str, int] = field(default_factory=dict)

@@ -13,9 +13,14 @@ filtered search, which scans every row of the collection. It is served from
 the cache where the cache is exact (``ttl_s=None``: a Milvus Lite file, whose
 lock keeps other processes out) and from the store otherwise.
 
-Staleness: against a server, other processes' writes show up after ``ttl_s``
-(default 10 s), when the namespace is loaded again; dense search, which must
-see them at once, always goes to the server there.
+Staleness: against a server, other processes write too. Where the store
+keeps write stamps (a Milvus server: one counter per writer and namespace,
+see ``backends.milvus._stamps``), a cached namespace is checked against them
+with one small read at the start of every recall (:meth:`CachedBackend.refresh`)
+and at most every ``check_s`` (1 s) for other reads, and reloaded when another
+writer's counter moved, or at the latest after ``max_age_s`` (120 s). A store
+without stamps has its namespaces reloaded after ``ttl_s`` (10 s). Dense
+search, which must see other processes' writes at once, goes to the server.
 
 Memory: a cached record costs its vector (``4 * dim`` bytes), about
 :data:`~hindsight_lg.backends._index.RECORD_BYTES` for the record, postings
@@ -39,7 +44,7 @@ from collections.abc import Sequence
 
 from hindsight_lg.backends._index import NamespaceIndex
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, check_namespace
-from hindsight_lg.backends.forwarding import ForwardingBackend
+from hindsight_lg.backends.forwarding import STAMPS, ForwardingBackend
 from hindsight_lg.model import Edge, EdgeType, MemoryRecord
 
 #: Default bound on the cache's estimated memory (bytes), see the module notes.
@@ -48,6 +53,8 @@ DEFAULT_MAX_BYTES = 1 << 30
 _MAX_SLACK = 0.5
 # Loads of a namespace written to meanwhile, before its reads go to the store.
 _LOAD_ATTEMPTS = 3
+# What _checked returns when a namespace must be (re)loaded or was never stamped.
+_UNKNOWN = object()
 
 
 class CachedBackend(ForwardingBackend):
@@ -67,6 +74,11 @@ class CachedBackend(ForwardingBackend):
             memory in all; a namespace above it alone is not cached.
         dense: serve dense search from the cached vectors. ``None`` (default):
             when the cache is exact, that is when ``ttl_s`` is ``None``.
+        check_s: where the store keeps write stamps, seconds a namespace found
+            current is served before reads other than a recall's ask again.
+        max_age_s: where the store keeps write stamps, seconds before a
+            namespace is reloaded however current its stamps say it is (a
+            process that stopped between a write and its stamp).
 
     Example:
         >>> from hindsight_lg.backends.memory import InMemoryBackend
@@ -83,9 +95,15 @@ class CachedBackend(ForwardingBackend):
         max_total_records: int = 200_000,
         max_bytes: int = DEFAULT_MAX_BYTES,
         dense: bool | None = None,
+        check_s: float = 1.0,
+        max_age_s: float = 120.0,
     ) -> None:
         super().__init__(inner)
         self.ttl_s = ttl_s
+        self.check_s = check_s
+        self.max_age_s = max_age_s
+        # The namespace and start of the recall running on this thread (refresh).
+        self._recall = threading.local()
         self.max_records = max_records
         self.max_cached = max_cached
         self.max_total_records = max_total_records
@@ -103,6 +121,9 @@ class CachedBackend(ForwardingBackend):
 
     def _space(self, namespace: str) -> NamespaceIndex | None:
         check_namespace(namespace)
+        held = self._checked(namespace)
+        if isinstance(held, NamespaceIndex):
+            return held
         for _ in range(_LOAD_ATTEMPTS):
             with self._lock:
                 if namespace in self._spaces and self._fresh(self._spaces[namespace]):
@@ -162,16 +183,60 @@ class CachedBackend(ForwardingBackend):
         # checked again after the TTL like any other.
         if self.ttl_s is None:
             return True
-        loaded = space.loaded_at if space is not None else 0.0
-        return time.monotonic() - loaded < self.ttl_s
+        if space is None:
+            return False
+        age = time.monotonic() - space.loaded_at
+        return age < (self.ttl_s if space.stamps is None else self.max_age_s)
+
+    def _checked(self, namespace: str, *, ask: bool = False) -> object:
+        """The cached ``namespace`` if the write stamps say it is current.
+
+        One small read when a check is due (``ask``: now); :data:`_UNKNOWN`
+        when the namespace is not cached, keeps no stamps, is past its
+        ``max_age_s``, or another writer wrote it (then it is dropped, so
+        the next read reloads it).
+        """
+        with self._lock:
+            space = self._spaces.get(namespace)
+            if not isinstance(space, NamespaceIndex) or space.stamps is None:
+                return _UNKNOWN
+            now = time.monotonic()
+            if now - space.loaded_at >= self.max_age_s:
+                return _UNKNOWN
+            if not ask and now - space.checked_at < self.check_s:
+                self._spaces.move_to_end(namespace)
+                return space
+        stamps = self._stamps(namespace)  # a round trip: outside the lock
+        with self._lock:
+            if self._spaces.get(namespace) is not space:
+                return _UNKNOWN  # reloaded or dropped meanwhile
+            if stamps != space.stamps:
+                del self._spaces[namespace]
+                return _UNKNOWN
+            space.checked_at = max(space.checked_at, now)
+            self._spaces.move_to_end(namespace)
+            return space
+
+    def _stamps(self, namespace: str) -> dict[str, int] | None:
+        read = getattr(self.inner, STAMPS, None)
+        if self.ttl_s is None or read is None:
+            return None
+        found: dict[str, int] | None = read(namespace)
+        return found
 
     def _load(self, namespace: str) -> NamespaceIndex | None:
+        # Stamps first: a write landing before the rows are read costs one
+        # reload later, never a cache that misses it (see _stamps module).
+        started = time.monotonic()
+        stamps = self._stamps(namespace)
         rows = self.inner.query(
             namespace, Where(statuses=()), limit=self.max_records + 1, vectors=True
         )
         if len(rows) > self.max_records:
             return None
-        space = NamespaceIndex(loaded_at=time.monotonic(), keep_vectors=True)
+        space = NamespaceIndex(
+            loaded_at=started, keep_vectors=True, stamps=stamps, checked_at=started
+        )
         for r in rows:
             space.put(r)
         if self._too_big(space):
@@ -202,16 +267,43 @@ class CachedBackend(ForwardingBackend):
                 self._spaces.pop(namespace, None)
                 self._wrote(namespace)
 
+    def refresh(self, namespace: str) -> None:
+        """A recall of ``namespace`` starts on this thread: check it is current now.
+
+        Where the store keeps write stamps, one small read; the recall's
+        later reads are then served from the cache, and its :meth:`live`
+        check needs no round trip. Nothing to do for an exact cache.
+        """
+        if self.ttl_s is None:
+            return
+        self._recall.started = (check_namespace(namespace), time.monotonic())
+        self._checked(namespace, ask=True)
+
     def live(self, namespace: str, ids: Sequence[str]) -> list[str]:
         """Of ``ids`` this cache served, those the store still holds (in order).
 
         Exact caches (``ttl_s=None``) see every write, so nothing is read.
         Against a server, another process may have deleted a memory this
-        cache still holds: one read by primary key tells, and a namespace
-        found behind is dropped so its next read reloads it.
+        cache still holds. Where the store keeps write stamps, a namespace
+        checked since this thread's recall began (:meth:`refresh`), or found
+        current by one small read of the stamps now, holds what the store
+        holds: the ids it holds are live, others are not. Otherwise one read
+        by primary key tells, and a namespace found behind is dropped so its
+        next read reloads it.
         """
         if self.ttl_s is None or not ids:
             return list(ids)
+        space = self._loaded(namespace)
+        if space is not None and space.stamps is not None:
+            began = self._recall.__dict__.pop("started", None)
+            current = (
+                began is not None
+                and began[0] == namespace
+                and space.checked_at >= began[1]  # checked or loaded in this recall
+            ) or self._checked(namespace, ask=True) is space
+            if current:  # it holds what the store holds
+                with self._lock:
+                    return [i for i in ids if i in space.records]
         held = {r.id for r in self.inner.get(namespace, ids)}
         if len(held) < len(set(ids)):
             self.invalidate(namespace)

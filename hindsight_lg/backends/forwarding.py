@@ -44,6 +44,14 @@ LOCAL_DENSE = "search_dense_local"
 #: writes (a server's): which ids the store still holds. Backends without it
 #: are never behind, so every id they served is live.
 LIVE = "live"
+#: The optional count of other processes' writes to a namespace, by writer
+#: (``write_stamps(namespace) -> dict | None``): a server's read cache reloads
+#: a namespace when they move. ``None``, or no such method: nobody else writes.
+STAMPS = "write_stamps"
+#: The optional "a recall of this namespace starts": a read cache that can lag
+#: checks it is current once, so the recall's later reads and its live check
+#: need no round trip. Backends without it need nothing.
+REFRESH = "refresh"
 #: The optional answer to "which embedding model made this store's vectors":
 #: ``stored_model() -> (model_id, dim) | None``, asked before ``setup()`` by an
 #: engine given no embedder. Backends without it adopt nothing.
@@ -140,6 +148,18 @@ class ForwardingBackend:
             return list(ids)
         found: list[str] = self._forward(LIVE, namespace, ids)
         return found
+
+    def write_stamps(self, namespace: str) -> dict[str, int] | None:
+        """Other writers' counters for ``namespace``, if the store keeps them (:data:`STAMPS`)."""
+        if not hasattr(self.inner, STAMPS):
+            return None
+        found: dict[str, int] | None = self._forward(STAMPS, namespace)
+        return found
+
+    def refresh(self, namespace: str) -> None:
+        """Tell a read cache below that a recall of ``namespace`` starts (:data:`REFRESH`)."""
+        if hasattr(self.inner, REFRESH):
+            self._forward(REFRESH, namespace)
 
     def search_lexical(
         self, namespace: str, terms: Sequence[str], where: Where, *, limit: int

@@ -8,6 +8,7 @@ and the read-back that confirms a deletion).
 from __future__ import annotations
 
 import functools
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -126,6 +127,94 @@ def test_loading_a_tenant_into_the_cache_takes_one_query_per_collection(
 
     assert len(hits) == 40
     assert iterators == []  # an iterator costs a round trip per batch
+    # The other writers' stamps (a few rows of <prefix>_meta), then the data.
     assert sorted(c["collection"] for c in queries) == sorted(
-        [store.memories, store._name("edges")]
+        [store.memories, store._name("edges"), store._name("meta")]
     )
+    [stamps] = [c for c in queries if c["collection"] == store._name("meta")]
+    assert stamps["filter"].startswith('namespace == "stamp:')
+    assert stamps["consistency_level"] == "Session"
+
+
+# -- write stamps: how a cache learns that another process wrote ------------
+
+
+@pytest.fixture
+def other(store: MilvusBackend) -> Iterator[MilvusBackend]:
+    """A second writer on the same store (another replica, as far as stamps go)."""
+    backend = MilvusBackend.from_uri(store.uri, prefix=store.prefix)
+    backend.setup(dim=EMBEDDER.dim, model_id=EMBEDDER.model_id)
+    yield backend
+    backend.close()
+
+
+def _lexical_ids(cache: CachedBackend, namespace: str) -> set[str]:
+    return {
+        h.record.id for h in cache.search_lexical(namespace, ["tea"], Where(), limit=99)
+    }
+
+
+def test_a_cached_tenant_nobody_else_wrote_costs_one_small_read_per_recall(
+    store: MilvusBackend,
+) -> None:
+    cache = CachedBackend(store, ttl_s=10.0)
+    kept = _records(5, "u1")
+    cache.upsert("u1", kept)  # this process's own writes: no reload for them
+    assert len(_lexical_ids(cache, "u1")) == 5
+    cache.upsert("u1", _records(1, "u1"))
+    queries = _spy(store, "query")
+    gets = _spy(store, "get")
+
+    cache.refresh("u1")
+    found = _lexical_ids(cache, "u1")
+    assert cache.live("u1", sorted(found)) == sorted(found)
+
+    assert len(found) == 6
+    assert [c["collection"] for c in queries] == [store._name("meta")]
+    assert gets == []  # the live check is answered by the stamps read
+
+
+def test_another_writers_memory_reaches_the_cache_after_its_stamp(
+    store: MilvusBackend, other: MilvusBackend
+) -> None:
+    cache = CachedBackend(store, ttl_s=10.0, max_age_s=600.0)
+    cache.upsert("u1", _records(2, "u1"))
+    assert len(_lexical_ids(cache, "u1")) == 2
+    [new] = _records(1, "u1")
+
+    other.upsert("u1", [new])
+    # Its stamp is written by a background thread in milliseconds; the server
+    # shows it to this process within about one time tick.
+    deadline = time.monotonic() + 5.0
+    while new.id not in _lexical_ids(cache, "u1"):
+        assert time.monotonic() < deadline, "another writer's memory never showed"
+        time.sleep(0.05)
+        cache.refresh("u1")
+
+
+def test_a_memory_another_writer_forgot_is_gone_from_the_next_recall(
+    store: MilvusBackend, other: MilvusBackend
+) -> None:
+    cache = CachedBackend(store, ttl_s=10.0, max_age_s=600.0)
+    doomed, kept = _records(2, "u1")
+    cache.upsert("u1", [doomed, kept])
+    assert _lexical_ids(cache, "u1") == {doomed.id, kept.id}
+
+    assert other.delete("u1", [doomed.id]) == 1  # returns once its stamp is stored
+
+    cache.refresh("u1")  # no waiting: the next recall's check sees it at once
+    assert _lexical_ids(cache, "u1") == {kept.id}
+    assert cache.live("u1", [doomed.id, kept.id]) == [kept.id]
+
+
+def test_a_cache_without_a_recall_asks_again_after_check_s(
+    store: MilvusBackend, other: MilvusBackend
+) -> None:
+    cache = CachedBackend(store, ttl_s=10.0, check_s=0.2, max_age_s=600.0)
+    doomed, kept = _records(2, "u1")
+    cache.upsert("u1", [doomed, kept])
+    assert len(_lexical_ids(cache, "u1")) == 2
+    other.delete("u1", [doomed.id])
+
+    time.sleep(0.3)
+    assert _lexical_ids(cache, "u1") == {kept.id}

@@ -25,6 +25,7 @@ from hindsight_lg.backends.milvus._integrity import (
 )
 from hindsight_lg.backends.milvus._lease import MilvusLeases
 from hindsight_lg.backends.milvus._lite_server import LiteFile, served_here
+from hindsight_lg.backends.milvus._stamps import WriteStamps
 from hindsight_lg.errors import (
     StoreError,
     StoreLocked,
@@ -159,6 +160,7 @@ class MilvusCore:
     _dirty: bool
     _infix_like: bool
     _leases: MilvusLeases | None
+    _stamps: WriteStamps | None  # a server's write stamps, made at the first write
     read_consistency: str
     _strong: threading.local  # .depth > 0: this thread reads Strong
 
@@ -269,6 +271,41 @@ class MilvusCore:
                 output_fields=["pk"],
                 limit=1,
             )
+
+    def _wrote(self, namespace: str, *, wait: bool = False) -> None:
+        """Stamp a write to ``namespace`` (a server's read caches elsewhere see it).
+
+        ``wait`` (deletions): the stamp is stored before this returns.
+        """
+        if not self.is_lite:
+            self._stamper().wrote(namespace, wait=wait)
+
+    def _stamper(self) -> WriteStamps:
+        with self._lock:
+            if self._stamps is None:
+                self._stamps = WriteStamps(
+                    lambda: self._name("meta"),
+                    self._call,
+                    lambda: self._client,
+                    self._read_level,
+                )
+            return self._stamps
+
+    def write_stamps(self, namespace: str) -> dict[str, int] | None:
+        """Other writers' write counters for ``namespace``; ``None`` on Milvus Lite.
+
+        A read cache compares them with what it saw when it loaded the
+        namespace: equal, it holds what the store holds (see ``_stamps``).
+        Milvus Lite has one process, so its caches see every write.
+        """
+        if self.is_lite:
+            return None
+        return self._stamper().read(namespace)
+
+    def _close_stamps(self) -> None:
+        stamps, self._stamps = self._stamps, None
+        if stamps is not None:
+            stamps.close()
 
     def _read_level(self) -> str:
         return "Strong" if getattr(self._strong, "depth", 0) else self.read_consistency

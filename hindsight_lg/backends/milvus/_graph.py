@@ -39,6 +39,7 @@ class GraphOps(MilvusCore):
         if rows:
             self._call("writing edges", self._client.upsert, self._name("edges"), rows)
             self._dirty = True
+            self._wrote(namespace)
 
     def _edge_expr(
         self, namespace: str, ids: Sequence[str], types: Sequence[EdgeType]
@@ -80,6 +81,7 @@ class GraphOps(MilvusCore):
                 "deleting edges", self._client.delete, self._name("edges"), ids=doomed
             )
             self._dirty = True
+            self._wrote(namespace, wait=True)
         return len(doomed)
 
     def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:

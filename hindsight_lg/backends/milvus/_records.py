@@ -78,6 +78,7 @@ class RecordOps(MilvusCore):
         rows = [self._row(r) for r in records]
         self._call("writing memories", self._client.upsert, self.memories, rows)
         self._dirty = True
+        self._wrote(namespace)
 
     def _fields(self, vectors: bool) -> list[str]:
         return [*RECORD_FIELDS, "dense"] if vectors else RECORD_FIELDS
@@ -226,6 +227,7 @@ class RecordOps(MilvusCore):
             pks = [pk(namespace, r.id) for r in existing]
             self._call("deleting memories", self._client.delete, self.memories, ids=pks)
             self._dirty = True
+            self._wrote(namespace, wait=True)
         return len(existing)
 
     def count(self, namespace: str, where: Where) -> int:

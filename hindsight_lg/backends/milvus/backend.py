@@ -106,6 +106,7 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         self._dirty = False
         self._infix_like = True  # until the server refuses `like "%x%"`
         self._leases: MilvusLeases | None = None
+        self._stamps = None
 
     @classmethod
     def from_uri(
@@ -167,6 +168,7 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         if self._conn is None:
             return  # never connected: nothing to flush or release
         try:
+            self._close_stamps()
             if self._dirty:
                 self.flush()
             self._record_rows()

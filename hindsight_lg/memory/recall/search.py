@@ -10,7 +10,7 @@ from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
-from hindsight_lg.backends import LIVE
+from hindsight_lg.backends import LIVE, REFRESH
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory.policy import Policy
@@ -124,6 +124,8 @@ class Searcher:
     def recall(self, request: RecallRequest) -> RecallResult:
         """A full recall (see :meth:`HindsightMemory.recall`)."""
         ctx = RecallContext.of(request, self.policy)
+        if hasattr(self.backend, REFRESH):  # a server's cache: one check, up front
+            self.backend.refresh(ctx.namespace)  # type: ignore[attr-defined]
         pool, names = self._paths(ctx)
         self._diffuse(pool, ctx, names)
         mark_speakers(list(pool.values()), ctx.probe)

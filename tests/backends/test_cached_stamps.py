@@ -1,0 +1,152 @@
+"""A server cache kept current by write stamps instead of reloads on a timer.
+
+The store below is the in-memory backend with a stamp table the test moves
+by hand, standing for another process's writes; the same rules run against
+a real Milvus server in ``tests/server/test_read_consistency.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hindsight_lg import MemoryRecord
+from hindsight_lg.backends import ForwardingBackend
+from hindsight_lg.backends.base import Where
+from hindsight_lg.backends.cached import CachedBackend
+from hindsight_lg.backends.memory import InMemoryBackend
+from hindsight_lg.testing import HashingEmbedder
+
+EMB = HashingEmbedder(dim=64)
+
+
+class _Stamped(ForwardingBackend):
+    """An in-memory store that keeps other writers' stamps, counting reads."""
+
+    def __init__(self) -> None:
+        super().__init__(InMemoryBackend())
+        self.stamps: dict[str, dict[str, int]] = {}
+        self.stamp_reads = 0
+        self.loads = 0
+        self.gets = 0
+
+    def write_stamps(self, namespace: str) -> dict[str, int] | None:
+        self.stamp_reads += 1
+        return dict(self.stamps.get(namespace, {}))
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        self.loads += 1
+        return super().query(*args, **kwargs)
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        self.gets += 1
+        return super().get(*args, **kwargs)
+
+    def other_writes(self, namespace: str, records: list[MemoryRecord]) -> None:
+        """Another process's upsert: the store has it, the cache was not told."""
+        self.inner.upsert(namespace, records)
+        self._bump(namespace)
+
+    def other_deletes(self, namespace: str, ids: list[str]) -> None:
+        self.inner.delete(namespace, ids)
+        self._bump(namespace)
+
+    def _bump(self, namespace: str) -> None:
+        mine = self.stamps.setdefault(namespace, {})
+        mine["other"] = mine.get("other", 0) + 1
+
+
+def _records(n: int, namespace: str = "u") -> list[MemoryRecord]:
+    texts = [f"note {i} about tea" for i in range(n)]
+    return [
+        MemoryRecord(namespace=namespace, content=t, dense=v.tolist())
+        for t, v in zip(texts, EMB.embed(texts), strict=True)
+    ]
+
+
+def _ids(cache: CachedBackend, namespace: str = "u") -> set[str]:
+    hits = cache.search_lexical(namespace, ["tea"], Where(), limit=99)
+    return {h.record.id for h in hits}
+
+
+def test_a_recall_of_an_unchanged_tenant_reads_only_the_stamps() -> None:
+    store = _Stamped()
+    cache = CachedBackend(store, ttl_s=10.0)  # type: ignore[arg-type]
+    cache.upsert("u", _records(4))
+    assert len(_ids(cache)) == 4
+    loads, gets = store.loads, store.gets
+
+    for _ in range(3):  # three recalls
+        cache.refresh("u")
+        found = sorted(_ids(cache))
+        assert cache.live("u", found) == found
+
+    assert (store.loads, store.gets) == (loads, gets)
+    assert store.stamp_reads == 1 + 3  # the load's, then one per recall
+
+
+def test_another_writers_stamp_makes_the_next_recall_reload() -> None:
+    store = _Stamped()
+    cache = CachedBackend(store, ttl_s=10.0)  # type: ignore[arg-type]
+    cache.upsert("u", _records(2))
+    assert len(_ids(cache)) == 2
+    [new] = _records(3)[2:]
+
+    store.other_writes("u", [new])
+    assert new.id not in _ids(cache)  # checked a moment ago: served as held
+
+    cache.refresh("u")
+    assert new.id in _ids(cache)
+
+
+def test_a_forgotten_memory_is_not_live_once_the_stamps_moved() -> None:
+    store = _Stamped()
+    cache = CachedBackend(store, ttl_s=10.0)  # type: ignore[arg-type]
+    doomed, kept = _records(2)
+    cache.upsert("u", [doomed, kept])
+    assert _ids(cache) == {doomed.id, kept.id}
+
+    store.other_deletes("u", [doomed.id])
+
+    # A live check outside a recall asks the stamps, sees them move, and
+    # asks the store which ids it still holds.
+    assert cache.live("u", [doomed.id, kept.id]) == [kept.id]
+    cache.refresh("u")
+    assert _ids(cache) == {kept.id}
+    assert cache.live("u", [doomed.id, kept.id]) == [kept.id]
+
+
+def test_reads_outside_a_recall_ask_again_after_check_s() -> None:
+    store = _Stamped()
+    cache = CachedBackend(store, ttl_s=10.0, check_s=0.05)  # type: ignore[arg-type]
+    doomed, kept = _records(2)
+    cache.upsert("u", [doomed, kept])
+    assert len(_ids(cache)) == 2
+    store.other_deletes("u", [doomed.id])
+
+    time.sleep(0.06)
+    assert _ids(cache) == {kept.id}
+
+
+def test_a_tenant_is_reloaded_after_max_age_whatever_its_stamps() -> None:
+    store = _Stamped()
+    cache = CachedBackend(store, ttl_s=10.0, max_age_s=0.05)  # type: ignore[arg-type]
+    cache.upsert("u", _records(2))
+    assert len(_ids(cache)) == 2
+    [lost] = _records(3)[2:]
+    store.inner.upsert("u", [lost])  # a write whose writer died before its stamp
+
+    time.sleep(0.06)
+    assert lost.id in _ids(cache)
+
+
+def test_a_store_without_stamps_keeps_the_timer_and_the_live_read() -> None:
+    store = InMemoryBackend()
+    cache = CachedBackend(store, ttl_s=10.0)
+    doomed, kept = _records(2)
+    cache.upsert("u", [doomed, kept])
+    assert len(_ids(cache)) == 2
+    store.delete("u", [doomed.id])  # behind the cache's back
+
+    cache.refresh("u")  # nothing to check against
+    assert cache.live("u", [doomed.id, kept.id]) == [kept.id]

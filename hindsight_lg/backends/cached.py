@@ -18,7 +18,7 @@ keeps write stamps (a Milvus server: one counter per writer and namespace,
 see ``backends.milvus._stamps``), a cached namespace is checked against them
 with one small read at the start of every recall (:meth:`CachedBackend.refresh`)
 and at most every ``check_s`` (1 s) for other reads, and reloaded when another
-writer's counter moved, or at the latest after ``max_age_s`` (120 s). A store
+writer's counter moved, or at the latest after ``max_age_s`` (10 min). A store
 without stamps has its namespaces reloaded after ``ttl_s`` (10 s). Dense
 search, which must see other processes' writes at once, goes to the server.
 
@@ -96,7 +96,7 @@ class CachedBackend(ForwardingBackend):
         max_bytes: int = DEFAULT_MAX_BYTES,
         dense: bool | None = None,
         check_s: float = 1.0,
-        max_age_s: float = 120.0,
+        max_age_s: float = 600.0,
     ) -> None:
         super().__init__(inner)
         self.ttl_s = ttl_s

@@ -60,7 +60,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from hindsight_lg import telemetry
 from hindsight_lg.checkpointers.aio import AsyncHindsightSaver
-from hindsight_lg.memory import HindsightMemory
+from hindsight_lg.memory import HindsightMemory, RecallResult
 from hindsight_lg.store import HindsightStore
 
 __all__ = [
@@ -84,8 +84,8 @@ class _WarmUp:
 
     Loading MiniLM takes seconds of CPU (importing torch, reading the
     weights); done here, it overlaps the server's own start instead of
-    delaying ``/ok``. The model loads once, under its own lock, so a recall
-    that arrives meanwhile waits for this load rather than starting another.
+    delaying ``/ok``. ``done`` is set once the warm-up and its callbacks are
+    over, failed or not, so nothing waiting on it waits forever.
     """
 
     def __init__(self, engine: HindsightMemory) -> None:
@@ -93,12 +93,9 @@ class _WarmUp:
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._stopping = False
-        self._thread = threading.Thread(
+        self.thread = threading.Thread(
             target=self._run, args=(engine,), name="hindsight-warm-up", daemon=True
         )
-
-    def start(self) -> None:
-        self._thread.start()
 
     def stop(self) -> None:
         """The memory is closing: a warm-up still running fails silently."""
@@ -111,16 +108,28 @@ class _WarmUp:
             # A whole recall on a tenant that holds nothing: what a first
             # recall builds (the query readers' tables, about 0.15 s) is built
             # here, not inside the first run's deadline (0.2 s by default).
-            engine.recall(_WARM_UP_QUERY, namespace=_WARM_UP_NAMESPACE, timeout=None)
+            HindsightMemory.recall(  # the base's: the server's would wait for us
+                engine, _WARM_UP_QUERY, namespace=_WARM_UP_NAMESPACE, timeout=None
+            )
             log.info("deploy_memory_warm")
         except Exception as exc:  # the first recall raises it again, to its run
             if not self._stopping:
                 log.warning("deploy_warm_up_failed", error=str(exc))
-        with self._lock:
-            self.done.set()
-            callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback()
+        finally:
+            self._finish(log)
+
+    def _finish(self, log: Any) -> None:
+        while True:  # callbacks added while others run are run too
+            with self._lock:
+                callbacks, self._callbacks = self._callbacks, []
+                if not callbacks:
+                    self.done.set()
+                    return
+            for callback in callbacks:
+                try:
+                    callback()
+                except Exception as exc:
+                    log.warning("deploy_on_warm_failed", error=str(exc))
 
     def then(self, callback: Callable[[], None]) -> None:
         with self._lock:
@@ -128,6 +137,24 @@ class _WarmUp:
                 self._callbacks.append(callback)
                 return
         callback()
+
+
+class _ServerMemory(HindsightMemory):
+    """The server's memory: a recall first waits for the warm-up, off its deadline.
+
+    A run that arrives while the model loads would otherwise start its
+    deadline while the warm-up thread still measures the embedder, builds
+    the query readers and runs its callbacks (a full garbage collection in
+    the templates'), and would come back without memories.
+    """
+
+    warming: _WarmUp | None = None
+
+    def recall(self, *args: Any, **kwargs: Any) -> RecallResult:
+        warming = self.warming
+        if warming is not None and threading.current_thread() is not warming.thread:
+            warming.done.wait()
+        return super().recall(*args, **kwargs)
 
 
 _warm_up: _WarmUp | None = None
@@ -151,17 +178,19 @@ def memory() -> HindsightMemory:
     global _memory, _warm_up
     with _lock:
         if _memory is None:
-            _memory = HindsightMemory.from_uri(
+            engine = _ServerMemory.from_uri(
                 os.environ.get("HINDSIGHT_URI", "./hindsight.db"),
                 embedder=os.environ.get("HINDSIGHT_EMBEDDER") or None,
                 token=os.environ.get("HINDSIGHT_TOKEN", ""),
                 warm_up=False,
                 **_spool(),
             )
-            atexit.register(_memory.close)
+            assert isinstance(engine, _ServerMemory)  # from_uri builds cls
+            atexit.register(engine.close)
             # The model loads behind the server's start, not in front of it.
-            _warm_up = _WarmUp(_memory)
-            _warm_up.start()
+            engine.warming = _warm_up = _WarmUp(engine)
+            _warm_up.thread.start()
+            _memory = engine
         return _memory
 
 

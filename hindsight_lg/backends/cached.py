@@ -91,7 +91,7 @@ class CachedBackend(ForwardingBackend):
         *,
         ttl_s: float | None = None,
         max_records: int = 50_000,
-        max_cached: int = 256,
+        max_cached: int = 10_000,
         max_total_records: int = 200_000,
         max_bytes: int = DEFAULT_MAX_BYTES,
         dense: bool | None = None,

@@ -239,8 +239,10 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
             >>> memory = HindsightMemory.from_uri(":memory:", embedder="hashing")
             >>> memory.warm_up(namespaces=["u42"])
         """
-        vector = self.embedder.embed(["warm up"])[0]
-        self.backend.search_dense(_WARM_UP_NAMESPACE, vector, Where(), limit=1)
+        # One whole recall of an empty tenant: it loads the model and the
+        # search index, and builds the query readers' tables (about 0.15 s),
+        # which a first recall would otherwise build inside its deadline.
+        self.recall("warm up", namespace=_WARM_UP_NAMESPACE, timeout=None)
         self._searcher.rules()  # measured on the embedder now, not at a recall
         if read_cache_of(self._store) is None:
             return  # no read cache (cache=False): nothing to load ahead

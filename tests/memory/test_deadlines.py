@@ -54,6 +54,24 @@ def test_warm_up_by_hand_for_memory_built_from_parts() -> None:
     assert (False, 1) == (first.timed_out, len(first.ids))
 
 
+def test_warm_up_recalls_once_so_a_first_recall_builds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reading a query builds tables (about 0.15 s) once: at warm-up, not in a deadline."""
+    seen: list[tuple[str, Any]] = []
+    real = HindsightMemory.recall
+
+    def spy(self: HindsightMemory, query: str, **kwargs: Any) -> Any:
+        seen.append((kwargs["namespace"], kwargs.get("timeout", "default")))
+        return real(self, query, **kwargs)
+
+    monkeypatch.setattr(HindsightMemory, "recall", spy)
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder()) as memory:
+        memory.warm_up()
+        assert memory.namespaces() == []  # the warm-up tenant holds nothing
+    assert seen == [("hindsight-warm-up", None)]  # one recall, with no deadline
+
+
 class SlowLoad:
     """An in-memory store whose full-namespace reads (the read cache's load) are slow."""
 

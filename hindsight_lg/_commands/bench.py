@@ -66,6 +66,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--server-dir", help="the server's data folder, to report its disk use"
     )
+    p.add_argument(
+        "--no-tenancy",
+        action="store_true",
+        help="on a server, skip the raw-search comparison of plain field and "
+        "partition key (it copies the collection)",
+    )
     p.set_defaults(func=cmd_scale)
 
     p = kinds.add_parser("overhead", help="latency memory adds to a LangGraph turn")
@@ -164,8 +170,9 @@ def _server_scale(args: argparse.Namespace, cfg: ScaleConfig) -> int:
         cfg = replace(cfg, out=Path("bench-out/scale-server"))
     server = ServerConfig(
         args.uri,
-        replace(cfg, single=0),
+        replace(cfg, single=0, held_pass=True),
         server_dir=Path(args.server_dir) if args.server_dir else None,
+        tenancy=not args.no_tenancy,
     )
     run = run_server_scale(server)
     report = write_server_report(server, run, _command_line())

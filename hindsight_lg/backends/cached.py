@@ -37,10 +37,12 @@ Example:
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from hindsight_lg.backends._index import NamespaceIndex
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, check_namespace
@@ -55,6 +57,9 @@ _MAX_SLACK = 0.5
 _LOAD_ATTEMPTS = 3
 # What _checked returns when a namespace must be (re)loaded or was never stamped.
 _UNKNOWN = object()
+# Recalls whose stamps check runs beside their embedding and dense search at
+# once; more concurrent recalls check on their own thread, as before.
+_PREPARERS = 8
 
 
 class CachedBackend(ForwardingBackend):
@@ -92,7 +97,7 @@ class CachedBackend(ForwardingBackend):
         ttl_s: float | None = None,
         max_records: int = 50_000,
         max_cached: int = 10_000,
-        max_total_records: int = 200_000,
+        max_total_records: int = 1_000_000,
         max_bytes: int = DEFAULT_MAX_BYTES,
         dense: bool | None = None,
         check_s: float = 1.0,
@@ -102,8 +107,11 @@ class CachedBackend(ForwardingBackend):
         self.ttl_s = ttl_s
         self.check_s = check_s
         self.max_age_s = max_age_s
-        # The namespace and start of the recall running on this thread (refresh).
+        # The namespace and start of the recall running on this thread, and
+        # its stamps check running beside it (refresh).
         self._recall = threading.local()
+        self._preparers: ThreadPoolExecutor | None = None
+        self._preparing = 0
         self.max_records = max_records
         self.max_cached = max_cached
         self.max_total_records = max_total_records
@@ -121,6 +129,7 @@ class CachedBackend(ForwardingBackend):
 
     def _space(self, namespace: str) -> NamespaceIndex | None:
         check_namespace(namespace)
+        self._await(namespace)
         held = self._checked(namespace)
         if isinstance(held, NamespaceIndex):
             return held
@@ -169,6 +178,11 @@ class CachedBackend(ForwardingBackend):
 
     def _rows(self) -> int:
         return sum(len(s.records) for s in self._spaces.values() if s is not None)
+
+    def held(self) -> int:
+        """How many namespaces the cache holds now."""
+        with self._lock:
+            return sum(1 for s in self._spaces.values() if s is not None)
 
     def nbytes(self) -> int:
         """Estimated memory the cached namespaces hold (see the module notes)."""
@@ -270,14 +284,60 @@ class CachedBackend(ForwardingBackend):
     def refresh(self, namespace: str) -> None:
         """A recall of ``namespace`` starts on this thread: check it is current now.
 
-        Where the store keeps write stamps, one small read; the recall's
-        later reads are then served from the cache, and its :meth:`live`
-        check needs no round trip. Nothing to do for an exact cache.
+        Where the store keeps write stamps, one small read, and a reload if
+        another writer wrote the namespace (or it is not cached). It runs on
+        a worker thread while the recall embeds its query and searches the
+        server's dense index; the recall's first cached read waits for it.
+        The recall's later reads are then served from the cache, and its
+        :meth:`live` check needs no round trip. Nothing to do for an exact
+        cache.
         """
         if self.ttl_s is None:
             return
-        self._recall.started = (check_namespace(namespace), time.monotonic())
-        self._checked(namespace, ask=True)
+        namespace = check_namespace(namespace)
+        self._recall.started = (namespace, time.monotonic())
+        with self._lock:
+            pool = self._pool() if self._preparing < _PREPARERS else None
+            if pool is not None:
+                self._preparing += 1
+        if pool is None:  # every worker busy: check here
+            self._prepare(namespace)
+            return
+        run = contextvars.copy_context().run  # spans and logs keep the recall's
+        job = pool.submit(run, self._prepare_beside, namespace)
+        self._recall.pending = (namespace, job)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._preparers is None:
+            self._preparers = ThreadPoolExecutor(
+                _PREPARERS, thread_name_prefix="hindsight-cache"
+            )
+        return self._preparers
+
+    def _prepare(self, namespace: str) -> None:
+        """Check ``namespace`` against its stamps now; load it if it must be."""
+        if self._checked(namespace, ask=True) is _UNKNOWN:
+            self._space(namespace)
+
+    def _prepare_beside(self, namespace: str) -> None:
+        try:
+            self._prepare(namespace)
+        finally:
+            with self._lock:
+                self._preparing -= 1
+
+    def _await(self, namespace: str) -> None:
+        """Wait for this thread's recall's check of ``namespace`` (refresh)."""
+        pending: tuple[str, Future[None]] | None = getattr(
+            self._recall, "pending", None
+        )
+        if pending is None or pending[0] != namespace:
+            return
+        del self._recall.pending
+        try:
+            pending[1].result()
+        except Exception:  # the caller's own read below retries, and raises
+            return
 
     def live(self, namespace: str, ids: Sequence[str]) -> list[str]:
         """Of ``ids`` this cache served, those the store still holds (in order).
@@ -293,6 +353,7 @@ class CachedBackend(ForwardingBackend):
         """
         if self.ttl_s is None or not ids:
             return list(ids)
+        self._await(namespace)
         space = self._loaded(namespace)
         if space is not None and space.stamps is not None:
             began = self._recall.__dict__.pop("started", None)
@@ -437,6 +498,9 @@ class CachedBackend(ForwardingBackend):
     # to the store unchanged: see ForwardingBackend.
 
     def close(self) -> None:
+        if self._preparers is not None:
+            self._preparers.shutdown(wait=True, cancel_futures=True)
+            self._preparers = None
         self.invalidate()
         self.inner.close()
 

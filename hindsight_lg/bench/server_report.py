@@ -37,6 +37,30 @@ def server_table(run: ServerRun) -> str:
     return "\n".join(lines)
 
 
+def held_table(run: ServerRun) -> str:
+    """Markdown: the recall pass with the cache bounded to hold every tenant."""
+    held = [r.row for r in run.rows if r.row.held is not None]
+    if not held:
+        return ""
+    lines = [
+        "Tuned: the same recalls with the read cache bounded to hold every tenant "
+        "(`with_read_cache(backend, max_bytes=...)`), where the default 1 GiB did not:",
+        "",
+        "| memories | namespaces | recall p50/p95 | raw search p50/p95 | p95 ratio "
+        "| cache MB |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in held:
+        assert r.held is not None
+        recall, raw, mb = r.held
+        ratio = recall[1] / max(raw[1], 1e-9)
+        lines.append(
+            f"| {r.size:,} | {r.namespaces} | {_pair(recall)} | {_pair(raw)} "
+            f"| {ratio:.2f} | {mb:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def growth_table(run: ServerRun) -> str:
     """Markdown: the exponent ``b`` of ``y = a * size**b`` for every figure."""
     sizes = ", ".join(f"{r.row.size:,}" for r in run.rows)
@@ -47,31 +71,44 @@ def growth_table(run: ServerRun) -> str:
 
 
 def server_targets(run: ServerRun) -> list[Target]:
-    """The server targets, judged at the largest size run."""
+    """The server targets, judged at the largest size run (tuned rows labelled)."""
     if not run.rows:
         return []
     r = max(run.rows, key=lambda r: r.row.size).row
-    share = r.recall[1] / max(r.raw[1], 1e-9)
     where = f"{r.size:,} in {r.namespaces} ns"
-    return [
-        Target(
-            f"recall p95 / raw filtered search p95, {where}",
-            f"<= {RECALL_TO_RAW}",
-            f"{r.recall[1]:.1f} / {r.raw[1]:.1f} ms = {share:.2f}",
-            share / RECALL_TO_RAW,
-        ),
-        Target(
-            f"recall p95, {where}",
-            f"<= {RECALL_P95_MS:.0f} ms",
-            f"{r.recall[1]:.1f} ms",
-            r.recall[1] / RECALL_P95_MS,
-        ),
+    found = _recall_targets(r.recall, r.raw, where)
+    if r.held is not None:
+        found += _recall_targets(
+            r.held[0], r.held[1], f"{where}, tuned: cache holds every tenant"
+        )
+    found.append(
         Target(
             f"capture() batched, {where}",
             f">= {BATCHED_PER_S:.0f} turns/s",
             f"{r.batched_per_s:.0f} turns/s",
             r.batched_per_s / BATCHED_PER_S,
             most=False,
+        )
+    )
+    return found
+
+
+def _recall_targets(
+    recall: tuple[float, float], raw: tuple[float, float], where: str
+) -> list[Target]:
+    share = recall[1] / max(raw[1], 1e-9)
+    return [
+        Target(
+            f"recall p95 / raw filtered search p95, {where}",
+            f"<= {RECALL_TO_RAW}",
+            f"{recall[1]:.1f} / {raw[1]:.1f} ms = {share:.2f}",
+            share / RECALL_TO_RAW,
+        ),
+        Target(
+            f"recall p95, {where}",
+            f"<= {RECALL_P95_MS:.0f} ms",
+            f"{recall[1]:.1f} ms",
+            recall[1] / RECALL_P95_MS,
         ),
     ]
 
@@ -83,6 +120,7 @@ def server_summary(run: ServerRun) -> str:
         [
             scale_table(rows),
             server_table(run),
+            *([held_table(run)] if held_table(run) else []),
             growth_table(run),
             targets_table(server_targets(run)),
         ]

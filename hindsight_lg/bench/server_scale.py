@@ -52,6 +52,7 @@ class ServerConfig:
     server_dir: Path | None = None
     keep: bool = False
     visible: int = 20  # submit-to-searchable samples per size
+    tenancy: bool = True  # the plain field against partition key comparison
 
 
 @dataclass(slots=True)
@@ -178,9 +179,10 @@ def measure_size(
         out = ServerRow(row, tenancy=_tenancy_of(cfg.uri, size))
         say(f"{size} on the server: submit to searchable")
         out.visible_ms = _visible_ms(cfg, size, cfg.visible)
-        say(f"{size} on the server: raw search, plain field vs partition key")
-        tenancy = _tenancy_search(cfg, size, ns)
-        out.raw_filter, out.raw_partitioned, out.raw_strong = tenancy
+        if cfg.tenancy:
+            say(f"{size} on the server: raw search, plain field vs partition key")
+            tenancy = _tenancy_search(cfg, size, ns)
+            out.raw_filter, out.raw_partitioned, out.raw_strong = tenancy
         out.server_disk_mb = _disk_mb(cfg.server_dir)
         return out
     finally:

@@ -7,6 +7,7 @@ a real Milvus server in ``tests/server/test_read_consistency.py``.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -150,3 +151,67 @@ def test_a_store_without_stamps_keeps_the_timer_and_the_live_read() -> None:
 
     cache.refresh("u")  # nothing to check against
     assert cache.live("u", [doomed.id, kept.id]) == [kept.id]
+
+
+class _SlowStamps(_Stamped):
+    """Stamps that answer only once the test lets them, noting who waited."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answer = threading.Event()
+        self.armed = False
+        self.timed_out = False
+        self.dense_before_answer = False
+
+    def write_stamps(self, namespace: str) -> dict[str, int] | None:
+        if self.armed:  # a check made on the recall's own thread times out here
+            self.armed = False
+            self.timed_out = not self.answer.wait(2.0)
+        return super().write_stamps(namespace)
+
+    def search_dense(self, *args: Any, **kwargs: Any) -> Any:
+        self.dense_before_answer = not self.answer.is_set()
+        return super().search_dense(*args, **kwargs)
+
+
+def test_the_stamps_check_runs_beside_the_dense_search() -> None:
+    store = _SlowStamps()
+    cache = CachedBackend(store, ttl_s=10.0)  # type: ignore[arg-type]
+    cache.upsert("u", _records(2))
+    assert len(_ids(cache)) == 2
+    [new] = _records(3)[2:]
+    store.other_writes("u", [new])
+    store.armed = True
+
+    cache.refresh("u")  # returns while the stamps read is still waiting
+    cache.search_dense("u", EMB.embed(["tea"])[0].tolist(), Where(), limit=5)
+    store.answer.set()
+
+    assert store.dense_before_answer  # the dense search did not wait for it
+    assert new.id in _ids(cache)  # the first cached read waited, then reloaded
+    assert not store.timed_out
+    cache.close()
+
+
+def test_a_failed_check_beside_the_recall_is_asked_again_by_its_live_check() -> None:
+    store = _Stamped()
+    cache = CachedBackend(store, ttl_s=10.0)  # type: ignore[arg-type]
+    cache.upsert("u", _records(2))
+    assert len(_ids(cache)) == 2
+    calls = {"n": 0}
+    reads = store.write_stamps
+
+    def flaky(namespace: str) -> dict[str, int] | None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ConnectionError("server away")
+        return reads(namespace)
+
+    store.write_stamps = flaky  # type: ignore[method-assign]
+    cache.refresh("u")
+    found = sorted(_ids(cache))  # served as held a moment ago
+    assert calls["n"] == 1
+    # The check failed, so the recall's live check asks the stamps itself.
+    assert cache.live("u", found) == found
+    assert calls["n"] == 2
+    cache.close()

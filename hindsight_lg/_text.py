@@ -53,6 +53,13 @@ def _stem(word: str) -> str:
 
 def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     """Lexical terms: stemmed lowercase words, Chinese characters and bigrams."""
+    return list(_terms(text, keep_stopwords))
+
+
+# A recall reads the same memories' terms several times (assembly, relevance,
+# feedback) and the same memories again on the next turn: keep recent ones.
+@functools.lru_cache(maxsize=16384)
+def _terms(text: str, keep_stopwords: bool) -> tuple[str, ...]:
     out: list[str] = []
     for match in _WORD_RE.finditer(text.lower()):
         token = match.group(0)
@@ -60,7 +67,7 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
             out.extend(_cjk_terms(token))
         elif keep_stopwords or token not in STOPWORDS:
             out.append(_stem(token.replace("'", "")))
-    return out
+    return tuple(out)
 
 
 def _cjk_terms(run: str) -> list[str]:

@@ -202,7 +202,16 @@ class MemoryRecord:
 
     def replace(self, **changes: Any) -> MemoryRecord:
         """A copy with ``changes`` applied (lists and dicts are copied too)."""
-        copied = dataclasses.replace(self, **changes)
+        unknown = set(changes) - _RECORD_NAMES
+        if unknown:
+            raise TypeError(f"MemoryRecord has no field {sorted(unknown)[0]!r}")
+        # Field by field, not dataclasses.replace: a recall copies every
+        # record it reads from the cache, and __init__ costs twice as much.
+        copied = object.__new__(MemoryRecord)
+        for name in _RECORD_FIELDS:
+            setattr(copied, name, changes.get(name, getattr(self, name)))
+        if changes:
+            copied.__post_init__()
         for name in ("participants", "entities", "source_ids"):
             if name not in changes:
                 setattr(copied, name, list(getattr(self, name)))

@@ -52,3 +52,24 @@ def test_scale_uri_must_be_a_server(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["bench", "scale", "--uri", "./x.db", "--sizes", "10"])
     assert code != 0
     assert "server address" in capsys.readouterr().err
+
+
+def test_a_tuned_cache_pass_is_reported_beside_the_defaults() -> None:
+    """Where the default bound evicted tenants, the tuned pass gets its own rows."""
+    from hindsight_lg.bench.server_report import server_summary
+
+    row = ScaleRow(
+        1_000_000,
+        namespaces=1000,
+        recall=(900, 3000),
+        raw=(30, 200),
+        batched_per_s=150,
+        held=((40, 90), (30, 80), 4200.0),
+    )
+    found = server_targets(ServerRun([ServerRow(row)]))
+    names = [t.name for t in found]
+    assert [t.met for t in found] == [False, False, True, True, False]
+    assert "tuned" not in names[0] and "tuned" in names[2] and "tuned" in names[3]
+    assert found[2].ratio == pytest.approx((90 / 80) / 1.5)
+    summary = server_summary(ServerRun([ServerRow(row)]))
+    assert "| 1,000,000 | 1000 | 40.0 / 90.0 | 30.0 / 80.0 | 1.12 | 4200 |" in summary

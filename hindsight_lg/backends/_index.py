@@ -46,6 +46,9 @@ class NamespaceIndex:
 
     loaded_at: float = 0.0
     keep_vectors: bool = False
+    # Vectors being fetched after the load (see fill_vectors): writes keep
+    # theirs meanwhile, but a search must not trust the rows yet.
+    filling: bool = False
     # A server cache's view of other writers (see backends.cached): their
     # write stamps when loaded, and when they were last found unchanged.
     stamps: dict[str, int] | None = None
@@ -89,6 +92,22 @@ class NamespaceIndex:
         for term, tf in counts.items():
             self.postings[term][record.id] = tf
             self._arrays.pop(term, None)
+
+    def fill_vectors(self, rows: Sequence[MemoryRecord]) -> None:
+        """Vectors fetched after the load, for the records still without one.
+
+        A record written since the fetch began already holds its (newer)
+        vector, and one changed or deleted meanwhile is skipped, so a fetch
+        that raced writes leaves every vector current.
+        """
+        for r in rows:
+            held = self.records.get(r.id)
+            slot = self._slots.get(r.id)
+            if held is None or slot is None or not r.dense or held.version != r.version:
+                continue
+            if slot < len(self.dense.live) and self.dense.live[slot]:
+                continue
+            self.dense.put(slot, r.dense)
 
     def _slot(self, memory_id: str) -> int:
         if memory_id not in self._slots:

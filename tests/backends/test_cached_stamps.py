@@ -215,3 +215,78 @@ def test_a_failed_check_beside_the_recall_is_asked_again_by_its_live_check() -> 
     assert cache.live("u", found) == found
     assert calls["n"] == 2
     cache.close()
+
+
+class _Fetching(_Stamped):
+    """Counts vector fetches; ``during`` runs inside the next one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fetches = 0
+        self.store_searches = 0
+        self.during: Any = None
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("vectors"):
+            self.fetches += 1
+            rows = super().query(*args, **kwargs)
+            if self.during is not None:
+                during, self.during = self.during, None
+                during()
+            return rows
+        return super().query(*args, **kwargs)
+
+    def search_dense(self, *args: Any, **kwargs: Any) -> Any:
+        self.store_searches += 1
+        return super().search_dense(*args, **kwargs)
+
+
+def _vector(text: str) -> list[float]:
+    return [float(x) for x in EMB.embed([text])[0]]
+
+
+def test_a_server_cache_fetches_vectors_only_for_the_write_path() -> None:
+    store = _Fetching()
+    cache = CachedBackend(store, ttl_s=10.0)  # type: ignore[arg-type]
+    texts = ["green tea at dawn", "tea with the cat", "tea in lisbon", "tea", "tea?"]
+    store.inner.upsert(
+        "u", [MemoryRecord(namespace="u", content=t, dense=_vector(t)) for t in texts]
+    )
+    assert len(_ids(cache)) == 5  # a recall's path: loaded without vectors
+    assert store.fetches == 0
+    without = cache.nbytes()
+
+    probe = _vector("the cat and the tea")
+    want = store.inner.search_dense("u", probe, Where(), limit=3)
+    for _ in range(2):  # the write path's near-duplicate check
+        got = cache.search_dense_local("u", probe, Where(), limit=3)
+        assert [h.record.id for h in got] == [h.record.id for h in want]
+    assert store.fetches == 1  # fetched once, then served from the cache
+    assert cache.nbytes() > without
+
+
+def test_a_write_during_the_vector_fetch_keeps_its_vector() -> None:
+    store = _Fetching()
+    cache = CachedBackend(store, ttl_s=10.0)  # type: ignore[arg-type]
+    cache.upsert("u", _records(3))
+    assert len(_ids(cache)) == 3
+    [late] = _records(4)[3:]
+    late.content = "a kettle of green tea"
+    late.dense = _vector(late.content)
+    seen: list[str] = []
+
+    def race() -> None:  # a capture lands while the vectors are fetched
+        cache.upsert("u", [late])
+        searched = store.store_searches
+        cache.search_dense_local("u", late.dense, Where(), limit=1)
+        seen.append("store" if store.store_searches > searched else "cache")
+
+    store.during = race
+    probe = _vector("note 1 about tea")
+    cache.search_dense_local("u", probe, Where(), limit=1)
+    assert seen == ["store"]  # mid-fetch the cache's rows are not trusted
+
+    searched = store.store_searches
+    [hit] = cache.search_dense_local("u", late.dense, Where(), limit=1)
+    assert hit.record.id == late.id and hit.score > 0.99
+    assert store.store_searches == searched  # answered by the cache

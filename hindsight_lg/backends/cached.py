@@ -48,7 +48,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from hindsight_lg.backends._index import NamespaceIndex
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, check_namespace
-from hindsight_lg.backends.forwarding import STAMPS, ForwardingBackend
+from hindsight_lg.backends.forwarding import STAMPS, STAMPS_PRUNE_S, ForwardingBackend
 from hindsight_lg.model import Edge, EdgeType, MemoryRecord
 
 #: Default bound on the cache's estimated memory (bytes), see the module notes.
@@ -106,6 +106,12 @@ class CachedBackend(ForwardingBackend):
         max_age_s: float = 600.0,
     ) -> None:
         super().__init__(inner)
+        if max_age_s >= STAMPS_PRUNE_S:
+            # A stamp row pruned while this cache trusts it could hide a write.
+            raise ValueError(
+                f"max_age_s must be under {STAMPS_PRUNE_S:.0f} s (stamp rows older "
+                "than that are pruned)"
+            )
         self.ttl_s = ttl_s
         self.check_s = check_s
         self.max_age_s = max_age_s

@@ -48,6 +48,9 @@ LIVE = "live"
 #: (``write_stamps(namespace) -> dict | None``): a server's read cache reloads
 #: a namespace when they move. ``None``, or no such method: nobody else writes.
 STAMPS = "write_stamps"
+#: Seconds after its last write that a writer's stamp rows may be deleted; a
+#: read cache must reload every namespace more often than this.
+STAMPS_PRUNE_S = 7 * 86400.0
 #: The optional "a recall of this namespace starts": a read cache that can lag
 #: checks it is current once, so the recall's later reads and its live check
 #: need no round trip. Backends without it need nothing.

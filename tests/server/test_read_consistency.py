@@ -218,3 +218,35 @@ def test_a_cache_without_a_recall_asks_again_after_check_s(
 
     time.sleep(0.3)
     assert _lexical_ids(cache, "u1") == {kept.id}
+
+
+def test_stamp_rows_of_writers_long_gone_are_pruned(
+    store: MilvusBackend, other: MilvusBackend
+) -> None:
+    from hindsight_lg.backends.milvus._stamps import PRUNE_S
+
+    cache = CachedBackend(store, ttl_s=10.0, max_age_s=600.0)
+    other.upsert("u1", _records(1, "u1"))
+    other._stamper().flush()
+    assert len(_lexical_ids(cache, "u1")) == 1  # loaded with other's stamp
+    assert list(store.write_stamps("u1") or {}) == [other._stamper().writer]
+
+    other._stamper().prune()  # written a moment ago: kept
+    assert list(store.write_stamps("u1") or {}) == [other._stamper().writer]
+
+    other._stamper().prune(now=time.time() + PRUNE_S + 60)  # a week on
+    deadline = time.monotonic() + 5.0
+    while store.write_stamps("u1"):
+        assert time.monotonic() < deadline, "the old stamp row was not pruned"
+        time.sleep(0.05)
+    loads = _spy(store, "query")
+    cache.refresh("u1")  # the row's removal makes the cache reload, once
+    assert len(_lexical_ids(cache, "u1")) == 1
+    assert any(c["collection"] == store.memories for c in loads)
+
+
+def test_a_cache_refuses_a_max_age_past_stamp_pruning(store: MilvusBackend) -> None:
+    from hindsight_lg.backends.milvus._stamps import PRUNE_S
+
+    with pytest.raises(ValueError, match="max_age_s"):
+        CachedBackend(store, ttl_s=10.0, max_age_s=PRUNE_S)

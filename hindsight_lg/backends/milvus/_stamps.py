@@ -27,7 +27,12 @@ value each time), and a cache compares them for equality, so any change,
 including a row deleted by hand, makes it reload.
 
 A process that stops between a write and its stamp leaves no stamp: caches
-reload every tenant after their backstop (``CachedBackend.ttl_s``) anyway.
+reload every tenant after their backstop (``CachedBackend.max_age_s``) anyway.
+
+Rows of writers gone for :data:`PRUNE_S` (a week) are deleted by the next
+writer to start: every cache reloaded since such a row last moved (caches
+reload within ``max_age_s``, which must stay below it), so a row's removal
+can only make a cache reload once, never hide a write from it.
 """
 
 from __future__ import annotations
@@ -40,10 +45,13 @@ from collections.abc import Callable
 from typing import Any
 
 from hindsight_lg import telemetry
+from hindsight_lg.backends.forwarding import STAMPS_PRUNE_S
 from hindsight_lg.backends.milvus._expr import lit
 
 #: Seconds the stamp thread waits after a failed write before it retries.
 RETRY_S = 1.0
+#: Seconds after its last write that a writer's stamp rows may be deleted.
+PRUNE_S = STAMPS_PRUNE_S
 _PREFIX = "stamp:"
 
 
@@ -143,7 +151,21 @@ class WriteStamps:
             )
             self._thread.start()
 
+    def prune(self, now: float | None = None) -> None:
+        """Delete every writer's stamp rows last written over :data:`PRUNE_S` ago."""
+        before = (time.time() if now is None else now) - PRUNE_S
+        self._call(
+            "pruning write stamps",
+            self._client().delete,
+            self._table(),
+            filter=f'namespace like "{_PREFIX}%" and at < {before!r}',
+        )
+
     def _run(self) -> None:
+        try:  # once per writer: rows of writers long gone (see module notes)
+            self.prune()
+        except Exception as exc:
+            telemetry.get_logger().warning("write_stamps_prune_failed", error=str(exc))
         while True:
             with self._cond:
                 while not self._pending and not self._closed:

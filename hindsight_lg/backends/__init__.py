@@ -23,7 +23,7 @@ from hindsight_lg.backends.base import (
     check_text,
     visible_to,
 )
-from hindsight_lg.backends.cached import CachedBackend, read_cache_of, with_read_cache
+from hindsight_lg.backends.cached import CachedBackend
 from hindsight_lg.backends.forwarding import (
     LIVE,
     REFRESH,
@@ -33,7 +33,13 @@ from hindsight_lg.backends.forwarding import (
     ForwardingBackend,
     stored_model,
 )
-from hindsight_lg.backends.handle import StoreHandle, open_handle, store_handle
+from hindsight_lg.backends.handle import (
+    StoreHandle,
+    open_handle,
+    read_cache_of,
+    store_handle,
+    with_read_cache,
+)
 from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.memory import InMemoryBackend
 

@@ -228,3 +228,44 @@ def open_handle(
         return _STORES.own(opener())
     location = ("lite", os.path.realpath(os.fspath(uri)), prefix)
     return _STORES.at(location, opener)
+
+
+def read_cache_of(backend: MemoryBackend) -> MemoryBackend | None:
+    """The read cache already wrapping ``backend`` in this process, if any.
+
+    A reader that skips the cache (one-shot work) still writes through it
+    when another engine caches the same backend, so that engine's reads stay
+    fresh.
+    """
+    if isinstance(backend, CachedBackend):
+        return backend
+    return store_handle(backend).cache
+
+
+def with_read_cache(
+    backend: MemoryBackend, *, max_bytes: int | None = None
+) -> MemoryBackend:
+    """``backend`` behind its :class:`CachedBackend`, unless caching gains nothing.
+
+    One cache per backend object (its :class:`~hindsight_lg.backends.handle.StoreHandle`
+    holds it), so engines sharing a backend see each other's writes. The
+    in-memory backend is its own cache. Milvus Lite is single-process, so its
+    cache never expires and serves dense search; a server's expires after
+    10 s and leaves dense search to the server. Writes made on the raw
+    backend directly bypass the cache: call :meth:`CachedBackend.invalidate`
+    after them.
+
+    Args:
+        backend: the store to cache.
+        max_bytes: bound on the cache's estimated memory (default 1 GiB); given
+            for a backend already cached, it replaces that cache's bound.
+
+    Example:
+        >>> from hindsight_lg.backends.memory import InMemoryBackend
+        >>> backend = InMemoryBackend()
+        >>> with_read_cache(backend) is backend  # its own cache
+        True
+    """
+    if isinstance(backend, CachedBackend):
+        return backend
+    return store_handle(backend).read_cache(max_bytes=max_bytes)

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from hindsight_lg import Edge, EdgeType, HindsightMemory, MemoryRecord
 from hindsight_lg._text import terms
 from hindsight_lg.backends.base import Hit, Where
-from hindsight_lg.backends.cached import CachedBackend, with_read_cache
+from hindsight_lg.backends.cached import CachedBackend
+from hindsight_lg.backends.handle import with_read_cache
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.model import Scope, Status

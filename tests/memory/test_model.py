@@ -124,3 +124,24 @@ def test_edge_key_is_one_per_src_type_dst() -> None:
 def test_audit_entry_round_trips(entry: AuditEntry) -> None:
     """Audit entries survive their dict form."""
     assert entry == AuditEntry.from_dict(entry.to_dict())
+
+
+def test_replace_copies_every_field_and_applies_changes() -> None:
+    """A copy equals its record field by field, shares no list, and re-checks enums."""
+    import dataclasses
+
+    import pytest
+
+    from hindsight_lg.model import MemoryRecord, Status
+
+    r = MemoryRecord(
+        namespace="u", content="tea", entities=["Anna"], meta={"k": 1}, salience=0.7
+    )
+    c = r.replace()
+    assert all(getattr(c, f.name) == getattr(r, f.name) for f in dataclasses.fields(r))
+    assert c.entities is not r.entities and c.meta is not r.meta
+    changed = r.replace(status="cold", content="coffee")
+    assert changed.status is Status.COLD and changed.content == "coffee"
+    assert r.status is Status.ACTIVE and r.content == "tea"
+    with pytest.raises(TypeError, match="bogus"):
+        r.replace(bogus=1)

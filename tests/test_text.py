@@ -119,3 +119,16 @@ def test_summarize_cuts_at_a_word_boundary() -> None:
     """Long text is cut at a word with an ellipsis; short text is unchanged."""
     assert "short text" == summarize("short   text")
     assert "alpha beta…" == summarize("alpha beta gamma", max_chars=12)
+
+
+def test_cached_terms_are_a_fresh_list_each_call() -> None:
+    """terms() caches short texts; a caller changing its list changes no later result."""
+    first = terms("We made pottery bowls in Lisbon")
+    first.append("poison")
+    first[0] = "poison"
+    again = terms("We made pottery bowls in Lisbon")
+    assert "poison" not in again
+    assert again == terms("We made pottery bowls in Lisbon", keep_stopwords=False)
+    assert terms("We made", keep_stopwords=True) != terms("We made")
+    long = "pottery " * 400  # past the cached length: computed, same terms
+    assert terms(long) == ["pottery"] * 400

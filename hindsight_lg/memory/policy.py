@@ -89,7 +89,14 @@ class Policy:
     max_content_chars: int = 8000
     # Recall
     default_budget_tokens: int = 1000
-    candidates_per_path: int = 30
+    # Hits each search path adds to the pool. Deep enough that a memory a
+    # few paths each rank in their second ten to sixth ten still collects
+    # every path's score (the noisy-or lifts what several paths agree on):
+    # 30 left a long conversation's multi-fact answers outside the pool.
+    candidates_per_path: int = 80
+    # How many of the best-ranked candidates a reranker re-scores (its cost
+    # grows with this; the pool's depth does not change it).
+    rerank_candidates: int = 30
     recency_window_days: float = 7.0
     graph_hops: int = 2
     graph_decay: float = 0.5

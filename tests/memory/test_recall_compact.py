@@ -171,3 +171,49 @@ def test_a_near_line_shows_more_of_a_consolidated_memory_than_its_summary() -> N
     tail = line_text(record, full=False, focus=terms("cake berries"), window=0)
     assert len(tail) <= 125 < len(near) <= 250
     assert sum(p in near for p in parts) > sum(p in tail for p in parts)
+
+
+@given(
+    text=st.text(max_size=80),
+    names=st.lists(st.text(max_size=12), max_size=3),
+    when=st.floats(min_value=0, max_value=4e9),
+    confidence=st.floats(min_value=0, max_value=1),
+    window=st.sampled_from([0, 120, 250]),
+)
+def test_the_budget_shortcut_never_cuts_a_line_that_fits(
+    text: str, names: list[str], when: float, confidence: float, window: int
+) -> None:
+    """Assembly skips rendering a memory whose header alone exceeds what is left;
+    no line of it, compact or full, is ever shorter than that header."""
+    from hindsight_lg._text import approx_tokens
+    from hindsight_lg.memory.recall.lines import header_tokens
+    from hindsight_lg.memory.recall.result import spoken_date
+
+    record = MemoryRecord(
+        namespace="u",
+        content=text or "x",
+        participants=names,
+        event_time=when,
+        confidence=confidence,
+    )
+    least = header_tokens(spoken_date(record.event_time), record)
+    for full, compact in ((False, True), (True, False)):
+        line = render_line(record, full=full, compact=compact, window=window)
+        assert least <= approx_tokens(line) + 1
+
+
+def test_a_deep_pool_past_the_budget_returns_the_same_lines() -> None:
+    """Candidates past the budget are cut as over budget, the lines that fit unchanged."""
+    ranked = [
+        Candidate(_record(f"I planted {n} tomatoes in the garden", f"D1:{n}"))
+        for n in range(200)
+    ]
+    for i, c in enumerate(ranked):
+        c.score = 1.0 - i / 400
+    chosen, used, cut = assemble(ranked, 120, None, Policy())
+    assert used <= 120
+    assert [m.record.content for m in chosen] == [
+        f"I planted {n} tomatoes in the garden" for n in range(len(chosen))
+    ]
+    assert len(chosen) + len(cut) == 200
+    assert set(cut.values()) == {"over budget"}

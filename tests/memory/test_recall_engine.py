@@ -291,3 +291,21 @@ def test_feedback_runs_with_every_hit_lending_its_words(clock: FrozenClock) -> N
         result = memory.recall("Lisbon trip", namespace="u", explain=True, timeout=None)
         assert result.explanation is not None
         assert any("feedback" in paths for paths in result.explanation.values()), share
+
+
+def test_the_pool_is_deeper_than_the_reranked_head(clock: FrozenClock) -> None:
+    """Each path adds up to candidates_per_path (80) memories to the pool; a reranker
+    re-scores only the best rerank_candidates (30) of them."""
+    memory = HindsightMemory(
+        InMemoryBackend(), HashingEmbedder(), clock=clock, reranker=_ReverseReranker()
+    )
+    for i in range(120):
+        memory.remember(f"Tea note {i}: oolong at {i} degrees", namespace="u")
+    result = memory.recall(
+        "tea", namespace="u", budget_tokens=20000, explain=True, timeout=None
+    )
+    assert result.explanation is not None
+    policy = Policy()
+    assert len(result.explanation) >= policy.candidates_per_path == 80
+    reranked = sum("rerank" in paths for paths in result.explanation.values())
+    assert reranked == policy.rerank_candidates == 30

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from hindsight_lg._text import terms
+from hindsight_lg._text import approx_tokens, inert, one_visible_line, terms
 from hindsight_lg.model import TURN_KEY, MemoryRecord
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
@@ -135,3 +135,14 @@ def content_words(text: str) -> Words:
     """A line's terms, and its numbers and capitalised names (which must match)."""
     keys = {w.casefold() for w in _KEY.findall(text)}
     return set(terms(text)), keys
+
+
+def header_tokens(when: str, record: MemoryRecord) -> int:
+    """Tokens of ``record``'s shortest line, its compact header alone.
+
+    Assembly cuts a memory as over budget without rendering it (a window, a
+    focused summary) when not even this fits; a deep pool has many of those.
+    """
+    who = ",".join(n for n in (inert(p) for p in record.participants) if n)
+    head = f"- [{when}]{f' {who}:' if who else ''} "
+    return approx_tokens(one_visible_line(head).replace("<", "&lt;")) + 1

@@ -24,6 +24,7 @@ from hindsight_lg.memory.recall.breakdown import Breakdown, describe
 from hindsight_lg.memory.recall.lines import (
     Words,
     content_words,
+    header_tokens,
     near_duplicate,
     shown_already,
     turn_window,
@@ -520,6 +521,9 @@ class _Fit:
         if shown_already(record.content, self.texts):
             # Shown within another line of its turn: returned, at no cost.
             self._add(c, "", False)
+            return
+        if header_tokens(spoken_date(record.event_time), record) > self.left:
+            self.cut[record.id] = "over budget"
             return
         text, line = self._render(record, full)
         cost = approx_tokens(line) + 1

@@ -433,7 +433,7 @@ class Searcher:
         return [c for c in ranked if c.record.id in held]
 
     def _rerank(self, query: str, ranked: list[Candidate]) -> list[Candidate]:
-        head = ranked[: max(20, self.policy.candidates_per_path)]
+        head = ranked[: max(20, self.policy.rerank_candidates)]
         assert self.reranker is not None
         with telemetry.memory_span(
             telemetry.RERANK,

@@ -25,12 +25,14 @@ from hindsight_lg.backends.base import (
 )
 from hindsight_lg.backends.cached import CachedBackend
 from hindsight_lg.backends.forwarding import (
+    COMBINED_WRITES,
     LIVE,
     REFRESH,
     STAMPS,
     STAMPS_PRUNE_S,
     STORED_MODEL,
     ForwardingBackend,
+    combines_writes,
     stored_model,
 )
 from hindsight_lg.backends.handle import (
@@ -112,6 +114,7 @@ def migrate_generation(
 
 
 __all__ = [
+    "COMBINED_WRITES",
     "CachedBackend",
     "Capabilities",
     "CopyReport",
@@ -131,6 +134,7 @@ __all__ = [
     "bm25_scores",
     "check_namespace",
     "check_text",
+    "combines_writes",
     "copy_generation",
     "migrate_generation",
     "open_backend",

@@ -55,6 +55,10 @@ STAMPS_PRUNE_S = 7 * 86400.0
 #: checks it is current once, so the recall's later reads and its live check
 #: need no round trip. Backends without it need nothing.
 REFRESH = "refresh"
+#: The optional "writes sent at once share the store's calls"
+#: (``combined_writes() -> bool``, a Milvus server): the group commit then
+#: writes a round's tenants at once. Backends without it: one after another.
+COMBINED_WRITES = "combined_writes"
 #: The optional answer to "which embedding model made this store's vectors":
 #: ``stored_model() -> (model_id, dim) | None``, asked before ``setup()`` by an
 #: engine given no embedder. Backends without it adopt nothing.
@@ -71,6 +75,12 @@ def stored_model(backend: MemoryBackend) -> tuple[str, int] | None:
         return None
     model: tuple[str, int] | None = read()
     return model
+
+
+def combines_writes(backend: MemoryBackend) -> bool:
+    """Whether ``backend`` combines writes sent at once (:data:`COMBINED_WRITES`)."""
+    ask = getattr(backend, COMBINED_WRITES, None)
+    return bool(ask()) if ask is not None else False
 
 
 class ForwardingBackend:
@@ -140,6 +150,13 @@ class ForwardingBackend:
             return None
         model: tuple[str, int] | None = self._forward(STORED_MODEL)
         return model
+
+    def combined_writes(self) -> bool:
+        """Whether the store below combines concurrent writes (:data:`COMBINED_WRITES`)."""
+        if not hasattr(self.inner, COMBINED_WRITES):
+            return False
+        found: bool = self._forward(COMBINED_WRITES)
+        return found
 
     def live(self, namespace: str, ids: Sequence[str]) -> list[str]:
         """Of ``ids`` a read served, those the store still holds (in order).

@@ -159,12 +159,14 @@ class EngineParts:
         """
         self.worker.close()
         self.pools.shutdown()
+        self.writer.close()
         self.handle.release()
 
     def close(self) -> None:
         """Drain queued captures, stop threads, let go of the store and spool."""
         self.worker.close()
         self.pools.shutdown()
+        self.writer.close()
         if self.group is not None:
             self.group.settle()
         self.handle.release()  # the last engine closes spool and group commit
@@ -282,7 +284,12 @@ def wire(
     policy = policy or Policy()
     locks = write_locks(handle)  # captures lock their namespace, lifecycle all
     traced_view = traced(view)  # each store call of the parts gets a span
-    writer = _lazy_writer(traced_view, chosen, policy, llm, group)
+    # Tenants load for captures through the stage (no drain) or the store.
+    # cache=False: the caller's backend may wrap a read cache of its own (the
+    # benchmarks' timing views do); warming it is an ordinary read.
+    cached = read_cache_of(store) is not None or not cache
+    warm = (group.stage if group else store) if cached else None
+    writer = _lazy_writer(traced_view, chosen, policy, llm, group, warm)
     lifecycle = Lifecycle(
         traced_view,
         chosen,
@@ -337,17 +344,25 @@ def _lazy_writer(
     policy: Policy,
     llm: Any,
     group: GroupCommit | None,
+    warm: MemoryBackend | None,
 ) -> LazyWriter:
-    """The engine's writer, built by its first capture (see :class:`LazyWriter`)."""
+    """The engine's writer, built by its first capture (see :class:`LazyWriter`).
+
+    ``warm``: the view through which tenants load into the read cache ahead
+    of their captures (``None``: no read cache, nothing to load ahead).
+    """
 
     def build() -> Writer:
         # Imported here: the encode pipeline loads with the first capture.
         from hindsight_lg.memory.capture import EmbeddingMemo, Writer
+        from hindsight_lg.memory.capture.prefetch import TenantPrefetch
 
         # The memo lets captures queued together share one model call.
         memo = EmbeddingMemo(embedder)
         writer = Writer(view, memo, policy, _extractor(llm), _judge(llm))
         writer.sink = group
+        if warm is not None:
+            writer.prefetch = TenantPrefetch(lambda: warm)
         return writer
 
     return LazyWriter(build)

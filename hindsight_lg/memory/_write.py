@@ -56,6 +56,11 @@ class LazyWriter:
         if self._writer is not None:
             self._writer.forget_turns(namespace)
 
+    def close(self) -> None:
+        """Stop the writer's background loads, if a capture built it."""
+        if self._writer is not None and self._writer.prefetch is not None:
+            self._writer.prefetch.close()
+
 
 class CapturePath:
     """Writes checked captures through the writer, one namespace lock at a time.
@@ -126,13 +131,16 @@ class CapturePath:
         """
         from hindsight_lg.memory.capture import plan_ahead
 
+        writer = self._writer()
+        if writer.prefetch is not None:  # their tenants load side by side
+            writer.prefetch.warm(str(item["namespace"]) for item in items)
         planned = []
         for item in items:
             request = unchecked({k: v for k, v in item.items() if k != "capture_id"})
             turns = to_turns(request.content, request.speaker, request.source_ids)
             when = self._clock() if request.event_time is None else request.event_time
             planned.append((turns, _placement(request), when))
-        plan_ahead(self._writer(), planned)
+        plan_ahead(writer, planned)
 
 
 def _placement(request: CaptureRequest) -> Placement:

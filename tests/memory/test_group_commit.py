@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from hindsight_lg.backends import ForwardingBackend, InMemoryBackend, Where
 from hindsight_lg.errors import StoreError
 from hindsight_lg.memory.durability.commit import GroupCommit
-from hindsight_lg.memory.durability.spool import Spool
+from hindsight_lg.memory.durability.spool import Spool, marker_id
 from hindsight_lg.memory.durability.staging import StagedWrites
 from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
 
@@ -126,3 +127,69 @@ def test_a_failed_round_keeps_what_it_did_not_write(
     assert len(store.inner.all_edges(NS)) == 2
     assert [a.op for a in store.inner.audit(NS, "t")] == ["create"]
     assert group.spool.pending() == []
+
+
+class CombiningStore(ForwardingBackend):
+    """Says it combines concurrent writes; counts writes in flight at once."""
+
+    def __init__(self, inner: Any, refuse: str = "") -> None:
+        super().__init__(inner)
+        self.refuse = refuse
+        self.lock = threading.Lock()
+        self.flying = 0
+        self.most = 0
+
+    def combined_writes(self) -> bool:
+        return True
+
+    def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
+        with self.lock:
+            self.flying += 1
+            self.most = max(self.most, self.flying)
+        try:
+            time.sleep(0.02)  # a round trip: the other tenants' writes start meanwhile
+            if namespace == self.refuse:
+                raise StoreError("refused")
+            super().upsert(namespace, records)
+        finally:
+            with self.lock:
+                self.flying -= 1
+
+
+def stage_in(group: GroupCommit, namespace: str, content: str) -> str:
+    staged = StagedWrites(group.stage)
+    r = MemoryRecord(namespace=namespace, content=content, dense=[1.0, 0.0])
+    staged.upsert(namespace, [r])
+    staged.append_audit(namespace, [AuditEntry(namespace, r.id, "create")])
+    capture_id = group.spool.append(
+        {"messages_or_text": content, "namespace": namespace}
+    )
+    group.take(staged, namespace, capture_id)
+    return capture_id
+
+
+@pytest.mark.parametrize("refuse", ["", "t3"])
+def test_a_round_writes_tenants_at_once_where_the_store_combines(
+    tmp_path: Path, refuse: str
+) -> None:
+    """Tenants of one round are written side by side; a refused one fails alone."""
+    inner = InMemoryBackend()
+    inner.setup(dim=2, model_id="test")
+    store = CombiningStore(inner, refuse=refuse)
+    group = GroupCommit(store, Spool(tmp_path / "c.spool").open(), interval_s=60)
+    try:
+        ids = {f"t{i}": stage_in(group, f"t{i}", f"note {i}") for i in range(8)}
+        if refuse:
+            with pytest.raises(StoreError):
+                group.sync()
+        else:
+            group.sync()
+        assert store.most > 1
+        written = {ns for ns in ids if inner.count(ns, Where()) == 1}
+        assert written == set(ids) - {refuse}
+        for ns in written:  # each landed tenant's capture has its marker
+            assert [a.op for a in inner.audit(ns, marker_id(ids[ns]))] == ["captured"]
+        pending = {e.id for e in group.spool.pending()}
+        assert pending == ({ids[refuse]} if refuse else set())
+    finally:
+        group.close()

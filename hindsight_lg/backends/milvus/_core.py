@@ -18,6 +18,7 @@ from typing import Any, Self
 
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends.base import Capabilities
+from hindsight_lg.backends.milvus._combine import WriteCombiner
 from hindsight_lg.backends.milvus._integrity import (
     RowLedger,
     check_manifests,
@@ -160,6 +161,7 @@ class MilvusCore:
     _dirty: bool
     _infix_like: bool
     _leases: MilvusLeases | None
+    _combiner: WriteCombiner  # a server's concurrent writes share calls
     _stamps: WriteStamps | None  # a server's write stamps, made at the first write
     read_consistency: str
     _strong: threading.local  # .depth > 0: this thread reads Strong
@@ -235,6 +237,31 @@ class MilvusCore:
             raise
         except Exception as exc:
             raise _translate(exc, action) from exc
+
+    def _write_rows(self, action: str, method: str, name: str, rows: list[Any]) -> None:
+        """``client.<method>(name, rows)``; on a server, combined with concurrent ones.
+
+        See :mod:`._combine`: a server answers one call of many rows in about
+        the time of one row. Milvus Lite serves one call at a time anyway.
+        """
+        if not rows:
+            return
+
+        def send(batch: list[Any]) -> object:
+            return self._call(action, getattr(self._client, method), name, batch)
+
+        if self.is_lite:
+            send(rows)
+        else:
+            self._combiner.write((method, name), rows, send)
+
+    def combined_writes(self) -> bool:
+        """Whether writes sent at once share server calls (a server: yes).
+
+        The group commit then writes a round's tenants at once rather than
+        one after another.
+        """
+        return not self.is_lite
 
     def _data(self, args: tuple[Any, ...]) -> bool:
         # Memories, edges and audit; <prefix>_meta (lease tickets, the model,

@@ -37,7 +37,7 @@ class GraphOps(MilvusCore):
             for e in edges
         ]
         if rows:
-            self._call("writing edges", self._client.upsert, self._name("edges"), rows)
+            self._write_rows("writing edges", "upsert", self._name("edges"), rows)
             self._dirty = True
             self._wrote(namespace)
 
@@ -101,7 +101,7 @@ class GraphOps(MilvusCore):
             for a in entries
         ]
         if rows:
-            self._call("writing audit", self._client.insert, self._name("audit"), rows)
+            self._write_rows("writing audit", "insert", self._name("audit"), rows)
             self._dirty = True
 
     def _audit_expr(self, namespace: str, memory_ids: Sequence[str] | None) -> str:

@@ -76,7 +76,7 @@ class RecordOps(MilvusCore):
                 raise ValueError(f"record {r.id} has no dense vector")
         check_writes(records=records)
         rows = [self._row(r) for r in records]
-        self._call("writing memories", self._client.upsert, self.memories, rows)
+        self._write_rows("writing memories", "upsert", self.memories, rows)
         self._dirty = True
         self._wrote(namespace)
 

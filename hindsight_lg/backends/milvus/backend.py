@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from hindsight_lg.backends.base import Capabilities
+from hindsight_lg.backends.milvus._combine import WriteCombiner
 from hindsight_lg.backends.milvus._core import (
     READ_LEVELS,
     SCHEMA_VERSION,
@@ -106,6 +107,7 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         self._dirty = False
         self._infix_like = True  # until the server refuses `like "%x%"`
         self._leases: MilvusLeases | None = None
+        self._combiner = WriteCombiner()
         self._stamps = None
 
     @classmethod

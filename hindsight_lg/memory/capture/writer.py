@@ -24,6 +24,7 @@ from hindsight_lg.memory.capture.conflicts import (
     resolve,
     retire,
 )
+from hindsight_lg.memory.capture.prefetch import TenantPrefetch
 from hindsight_lg.memory.capture.turns import (
     Placement,
     Turn,
@@ -89,6 +90,8 @@ class Writer:
         # With group commit, a capture's writes go to this shared stage
         # (:mod:`.commit`) instead of the store.
         self.sink: Any = None
+        # Warms the read cache for a capture's tenant while it encodes.
+        self.prefetch: TenantPrefetch | None = None
 
     @property
     def backend(self) -> MemoryBackend:
@@ -134,6 +137,8 @@ class Writer:
         One embedding call for the whole capture is what makes batches cheap:
         model calls cost per call far more than per sentence.
         """
+        if self.prefetch is not None:  # the tenant loads while the turns encode
+            self.prefetch.warm([where.namespace])
         limit = self.policy.max_content_chars
         # Cap first: splitting and context blending cost per character, and a
         # 10 MB turn would otherwise be split whole before being cut.

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight_lg.backends import ForwardingBackend, MemoryBackend, Where
+from hindsight_lg.bench._stages import ClockedEmbedder, StageClock, Stages
 from hindsight_lg.bench.startup import Startup, measure_startup
 from hindsight_lg.model import Edge, EdgeType, Kind, MemoryRecord
 
@@ -90,6 +91,10 @@ class ScaleRow:
     disk_mb: float = 0.0
     # The held pass (ScaleConfig.held_pass): recall and raw p50/p95, cache MB.
     held: tuple[tuple[float, float], tuple[float, float], float] | None = None
+    # Per capture mode: its stages, and the model alone on its texts, turns/s
+    # (one call per turn; per ``batch`` turns for "batched").
+    stages: dict[str, Stages] = field(default_factory=dict)
+    model_alone: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -101,13 +106,25 @@ class ScaleRun:
 
 
 class TimedBackend(ForwardingBackend):
-    """Forwards to a backend and adds each call's time to the path it serves."""
+    """Forwards to a backend; adds each call's time to the path it serves.
 
-    def __init__(self, inner: MemoryBackend) -> None:
+    With a ``clock``, every read and write also goes on it, by the thread
+    that made it (see :mod:`hindsight_lg.bench._stages`).
+    """
+
+    def __init__(self, inner: MemoryBackend, clock: StageClock | None = None) -> None:
         super().__init__(inner)
         self.spent: dict[str, float] = defaultdict(float)
+        self.clock = clock
 
     def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        stage = self.clock.store_call(name) if self.clock is not None else None
+        if stage is not None and self.clock is not None:
+            with self.clock.timed(stage):
+                return self._paths(name, *args, **kwargs)
+        return self._paths(name, *args, **kwargs)
+
+    def _paths(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         path = PATH_OF.get(name)
         if path is None:
             return super()._forward(name, *args, **kwargs)
@@ -156,12 +173,15 @@ def _batched(
         memory.capture(turns, namespace=f"ns{call % namespaces}")
 
 
-def _submit(memory: Any, n: int, namespaces: int, rng: random.Random) -> None:
+def _submit(memory: Any, n: int, namespaces: int, rng: random.Random) -> float:
+    """Submit ``n`` turns, then flush; returns the seconds the flush waited."""
     # The turn's path only queues; the rate counts until the worker has written all.
     for i in range(n):
         ns = f"ns{i % namespaces}"
         memory.submit(sentence(rng, i), namespace=ns, speaker="user")
+    start = time.perf_counter()
     memory.flush()
+    return time.perf_counter() - start
 
 
 def _model_rate(memory: Any, n: int, rng: random.Random) -> float:
@@ -286,14 +306,57 @@ def _disk_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
 
 
-def _captures(memory: Any, cfg: ScaleConfig, row: ScaleRow, rng: random.Random) -> int:
+def _alone(embedder: Any, texts: list[str], per_call: int) -> float:
+    """Turns/s of the model alone on ``texts``, ``per_call`` texts a call."""
+    calls = [texts[i : i + per_call] for i in range(0, len(texts), per_call)]
+    return _rate(len(texts), lambda: [embedder.embed(c) for c in calls])
+
+
+def _mode(
+    memory: Any,
+    clock: StageClock,
+    row: ScaleRow,
+    mode: str,
+    run: Callable[[random.Random], float | None],
+    seed: int,
+    per_call: int,
+    n: int,
+) -> float:
+    """One capture mode, after the model alone on the same turns; returns turns/s."""
+    texts = [sentence(random.Random(seed), i) for i in range(n)]
+    row.model_alone[mode] = _alone(memory.embedder.inner, texts, per_call)
+    clock.reset()
+    start = time.perf_counter()
+    waited = run(random.Random(seed)) or 0.0
+    wall = time.perf_counter() - start
+    row.stages[mode] = Stages.of(clock, n, wall, waited)
+    return n / wall
+
+
+def _captures(
+    memory: Any, clock: StageClock, cfg: ScaleConfig, row: ScaleRow, seed: int
+) -> int:
     n = min(cfg.captures, row.size) // 3
     ns = row.namespaces
     # First, so a lazily loaded model is in memory before capture is timed.
     row.model_per_s = _model_rate(memory, max(n, 20), random.Random(0))
-    row.capture_per_s = _rate(n, lambda: _capture(memory, n, ns, rng))
-    row.batched_per_s = _rate(n, lambda: _batched(memory, n, ns, rng, cfg.batch))
-    row.submit_per_s = _rate(n, lambda: _submit(memory, n, ns, rng))
+    batch = cfg.batch
+
+    def one(rng: random.Random) -> None:
+        _capture(memory, n, ns, rng)
+
+    def batched(rng: random.Random) -> None:
+        _batched(memory, n, ns, rng, batch)
+
+    def submitted(rng: random.Random) -> float:
+        return _submit(memory, n, ns, rng)
+
+    # The same turns each time (each mode's own seed), after the model alone.
+    row.capture_per_s = _mode(memory, clock, row, "capture", one, seed, 1, n)
+    row.batched_per_s = _mode(
+        memory, clock, row, "batched", batched, seed + 1, batch, n
+    )
+    row.submit_per_s = _mode(memory, clock, row, "submit", submitted, seed + 2, 1, n)
     return 3 * n
 
 
@@ -322,17 +385,19 @@ def measure(
     raw = open_raw(db) if open_raw else MilvusBackend(str(db / "memory.db"))
     # Time the engine's own read cache too: wrap it, not the raw store.
     cache = with_read_cache(raw)
-    timed = TimedBackend(cache)
+    clock = StageClock()
+    timed = TimedBackend(cache, clock)
     memory = HindsightMemory(
         timed,
-        embedder_from_name(cfg.embedder),
+        ClockedEmbedder(embedder_from_name(cfg.embedder), clock),
         cache=False,
         spool=str(db / "memory.db.spool"),  # as from_uri opens a Lite file
     )
     rng = random.Random(size)
     try:
         progress(f"{size} in {row.namespaces} namespaces: capture")
-        done = _captures(memory, cfg, row, rng)
+        done = _captures(memory, clock, cfg, row, size)
+        timed.clock = None  # recall is timed by path
         progress(f"{size} in {row.namespaces}: bulk-loading {size - done} memories")
         bulk_load(memory, done, size, row.namespaces, rng)
         progress(f"{size} in {row.namespaces}: {cfg.queries} recalls and raw searches")

@@ -156,9 +156,34 @@ def scale_table(rows: list[ScaleRow]) -> str:
     return "\n".join(lines)
 
 
+def stages_table(rows: list[ScaleRow]) -> str:
+    """Markdown: each capture mode's rate, the model alone's, and its stages.
+
+    Stages in ms per turn (see :mod:`hindsight_lg.bench._stages`); commit
+    and ahead run behind the captures, on other threads.
+    """
+    stages = ("embed", "reads", "write", "encode", "wait", "commit", "ahead")
+    lines = [
+        "| memories | mode | turns/s | model alone turns/s | ratio | "
+        + " | ".join(f"{s} ms" for s in stages)
+        + " | limited by |",
+        "|" + "---|" * (6 + len(stages)),
+    ]
+    rates = {"capture": "capture_per_s", "batched": "batched_per_s"}
+    for r in rows:
+        for mode, st in r.stages.items():
+            rate = getattr(r, rates.get(mode, "submit_per_s"))
+            alone = r.model_alone.get(mode, 0.0)
+            ratio = f"{rate / alone:.2f}" if alone else "-"
+            cells = [f"{r.size:,}", mode, f"{rate:.0f}", f"{alone:.0f}", ratio]
+            cells += [f"{st.ms[s]:.2f}" for s in stages] + [st.limit]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def summary(cfg: ScaleConfig, run: ScaleRun) -> str:
-    """The tables printed at the end of a run: sizes, CLI start-up, targets."""
-    parts = [scale_table(run.rows)]
+    """The tables printed at the end of a run: sizes, stages, CLI start-up, targets."""
+    parts = [scale_table(run.rows), stages_table(run.rows)]
     if run.startup is not None:
         parts.append(startup_table(run.startup))
     parts.append(targets_table(targets(run, cfg.embedder)))

@@ -74,6 +74,7 @@ class ServerRun:
 
     rows: list[ServerRow]
     growth: dict[str, float] = field(default_factory=dict)
+    embedder: str = "hashing"
 
 
 def exponent(points: Sequence[tuple[float, float]]) -> float:
@@ -219,4 +220,4 @@ def run_server_scale(
         name: exponent([(r.row.size, get(r)) for r in rows])
         for name, get in FIGURES.items()
     }
-    return ServerRun(rows, growth)
+    return ServerRun(rows, growth, cfg.scale.embedder)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from hindsight_lg.bench._stages import StageClock
 from hindsight_lg.bench.scale import ScaleConfig, ScaleRow, ScaleRun, run_scale
 from hindsight_lg.bench.scale_report import summary, targets, write_scale_report
 from hindsight_lg.bench.startup import Startup
 from hindsight_lg.testing import HashingEmbedder
+
+PATH_STAGES = ("embed", "reads", "write", "encode", "wait")
 
 
 def test_scale_bench_reports_capture_recall_raw_search_and_targets(
@@ -36,12 +38,23 @@ def test_scale_bench_reports_capture_recall_raw_search_and_targets(
         assert 0 < row.raw[0] <= row.raw[1]
         assert {"dense", "lexical", "graph", "recency/time"} == set(row.paths)
         assert row.peak_rss_mb > 0 and row.disk_mb > 0 and row.cache_mb > 0
+        # Every capture mode has its stages, the model alone and a limit.
+        assert set(row.stages) == {"capture", "batched", "submit"}
+        assert all(row.model_alone[m] > 0 for m in row.stages)
+        for st in row.stages.values():
+            top = max(st.ms[s] for s in PATH_STAGES)
+            assert st.limit == "commit" or st.ms[st.limit] == top
+        capture = row.stages["capture"]
+        assert capture.ms["embed"] > 0 and capture.ms["encode"] > 0
+        # submit() waits at its end for the last captures to be written.
+        assert row.stages["submit"].ms["write"] + row.stages["submit"].ms["wait"] > 0
     # Served from the read cache, dense search costs less than Milvus's own.
     assert run.rows[0].paths["dense"][0] < run.rows[0].raw[0]
     report = write_scale_report(cfg, run, "test").read_text()
     assert "recall p95 / raw filtered search p95, 45 in 3 ns" in report
     assert "recall p95, 30 in one namespace" in report
     assert "capture() one turn per call" in report
+    assert "| limited by |" in report
 
 
 def test_targets_rate_each_measure_against_its_bound() -> None:
@@ -103,5 +116,6 @@ def test_the_model_loads_before_capture_is_timed(
     monkeypatch.setattr(scale, "_capture", capture)
     monkeypatch.setattr(scale, "_batched", lambda *a: None)
     monkeypatch.setattr(scale, "_submit", lambda *a: None)
-    scale._captures(memory, cfg, row, random.Random(1))
+    memory.embedder.inner = memory.embedder  # the bench wraps its model
+    scale._captures(memory, StageClock(), cfg, row, 1)
     assert calls == ["model", "capture"]

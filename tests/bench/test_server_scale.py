@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import pytest
 
+from hindsight_lg.bench._stages import StageClock, Stages
 from hindsight_lg.bench.scale import ScaleRow
 from hindsight_lg.bench.server_report import growth_table, server_targets
 from hindsight_lg.bench.server_scale import ServerRow, ServerRun, exponent
@@ -73,3 +76,56 @@ def test_a_tuned_cache_pass_is_reported_beside_the_defaults() -> None:
     assert found[2].ratio == pytest.approx((90 / 80) / 1.5)
     summary = server_summary(ServerRun([ServerRow(row)]))
     assert "| 1,000,000 | 1000 | 40.0 / 90.0 | 30.0 / 80.0 | 1.12 | 4200 |" in summary
+
+
+def test_with_a_model_capture_and_submit_are_judged_against_it() -> None:
+    """With MiniLM each mode is held to 0.8x the model alone, naming its limit."""
+    clock = StageClock()
+    clock.seconds.update(embed=0.5, reads=0.1)
+    row = ScaleRow(10_000, namespaces=1000, recall=(1, 2), raw=(1, 2), capture_per_s=9)
+    row.submit_per_s = 20
+    row.model_alone = {"capture": 10.0, "submit": 10.0}
+    row.stages = {"capture": Stages.of(clock, 10, 1.0)}
+    found = server_targets(ServerRun([ServerRow(row)], embedder="minilm"))
+    capture, submit = found[2], found[3]
+    assert capture.ratio == pytest.approx(0.9 / 0.8) and capture.met is True
+    assert "limited by embed" in capture.measured
+    assert submit.ratio == pytest.approx(2.0 / 0.8)
+
+
+def test_stages_name_the_stage_that_sets_the_pace() -> None:
+    """The largest stage on the capture's thread limits it, or a saturated commit."""
+    clock = StageClock()
+    clock.seconds.update(embed=0.1, reads=0.5, write=0.05)
+    st = Stages.of(clock, 100, 1.0)
+    assert st.ms["encode"] == pytest.approx(3.5)  # 1 s less 0.65 s, per turn
+    assert st.limit == "reads"
+    clock.seconds["commit"] = 0.9  # behind, nearly the whole wall time
+    assert Stages.of(clock, 100, 1.0).limit == "commit"
+
+
+def test_a_flush_counts_its_writes_once() -> None:
+    """The caller's writes inside its final flush are not counted as waiting too."""
+    clock = StageClock()
+    clock.seconds.update(write=0.2)
+    st = Stages.of(clock, 10, 1.0, wait_s=0.5)
+    assert st.ms["wait"] == pytest.approx(30.0) and st.ms["write"] == pytest.approx(
+        20.0
+    )
+    assert st.ms["encode"] == pytest.approx(50.0)
+
+
+def test_a_stage_run_from_many_threads_counts_its_wall_time() -> None:
+    """Four writers at once for 0.1 s are 0.1 s of the stage, not 0.4 s."""
+    clock = StageClock()
+
+    def write() -> None:
+        with clock.timed("write"):
+            time.sleep(0.1)
+
+    threads = [threading.Thread(target=write) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert 0.09 < clock.seconds["write"] < 0.3

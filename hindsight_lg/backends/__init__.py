@@ -27,6 +27,7 @@ from hindsight_lg.backends.cached import CachedBackend
 from hindsight_lg.backends.forwarding import (
     COMBINED_WRITES,
     LIVE,
+    LOCAL_DENSE,
     REFRESH,
     STAMPS,
     STAMPS_PRUNE_S,
@@ -122,6 +123,7 @@ __all__ = [
     "Hit",
     "InMemoryBackend",
     "LIVE",
+    "LOCAL_DENSE",
     "MAX_NAMESPACE_BYTES",
     "MAX_TEXT_BYTES",
     "MemoryBackend",

@@ -284,11 +284,10 @@ def wire(
     policy = policy or Policy()
     locks = write_locks(handle)  # captures lock their namespace, lifecycle all
     traced_view = traced(view)  # each store call of the parts gets a span
-    # Tenants load for captures through the stage (no drain) or the store.
+    # Tenants load for captures through the store (no drain of the stage).
     # cache=False: the caller's backend may wrap a read cache of its own (the
     # benchmarks' timing views do); warming it is an ordinary read.
-    cached = read_cache_of(store) is not None or not cache
-    warm = (group.stage if group else store) if cached else None
+    warm = store if read_cache_of(store) is not None or not cache else None
     writer = _lazy_writer(traced_view, chosen, policy, llm, group, warm)
     lifecycle = Lifecycle(
         traced_view,
@@ -362,7 +361,7 @@ def _lazy_writer(
         writer = Writer(view, memo, policy, _extractor(llm), _judge(llm))
         writer.sink = group
         if warm is not None:
-            writer.prefetch = TenantPrefetch(lambda: warm)
+            writer.prefetch = TenantPrefetch(lambda: warm, embedder.dim)
         return writer
 
     return LazyWriter(build)

@@ -13,9 +13,10 @@ queued behind the one it writes, so their loads run side by side instead of
 one per capture.
 
 Nothing here decides what a capture reads: a prefetch is an ordinary read
-that warms the cache (``count`` of the tenant's records, as
-``HindsightMemory.warm_up`` does), and the capture's own search finds the
-tenant loaded, or waits for the load in flight, or loads it itself.
+that warms the cache (one nearest-neighbour search of the tenant in the read
+cache, which loads it and, on a server, fetches its vectors as the capture's
+own search would), and the capture's search finds the tenant loaded, or
+waits for the load in flight, or loads it itself.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
+from hindsight_lg.backends import LOCAL_DENSE
 from hindsight_lg.backends.base import MemoryBackend, Where
 from hindsight_lg.telemetry import get_logger
 
@@ -37,12 +39,14 @@ class TenantPrefetch:
     """Warms the read cache for tenants about to be captured.
 
     Args:
-        view: returns the store view to read through (one that reads the
-            read cache without writing staged captures first).
+        view: returns the store view to read through (the read cache, not a
+            view that writes staged captures first).
+        dim: the vectors' dimension (a search warms the cache's vectors).
     """
 
-    def __init__(self, view: Callable[[], MemoryBackend]) -> None:
+    def __init__(self, view: Callable[[], MemoryBackend], dim: int) -> None:
         self._view = view
+        self._probe = [1.0] + [0.0] * (dim - 1)
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._waiting: set[str] = set()
@@ -71,7 +75,12 @@ class TenantPrefetch:
 
     def _load(self, namespace: str) -> None:
         try:
-            self._view().count(namespace, Where(statuses=()))
+            view = self._view()
+            local = getattr(view, LOCAL_DENSE, None)
+            if local is None:  # no cached vectors to search: warm the rest
+                view.count(namespace, Where(statuses=()))
+            else:  # loads the tenant and the vectors the capture's search needs
+                local(namespace, self._probe, Where(statuses=()), limit=1)
         except Exception as exc:  # the capture reads (and raises) on its own
             get_logger().debug("tenant_prefetch_failed", error=repr(exc)[:200])
         finally:

@@ -102,8 +102,14 @@ def test_store_calls_of_a_long_turn_do_not_grow_per_sentence(tmp_path: Path) -> 
     """
     _, one = capture_counts(tmp_path, 1)
     _, fifty = capture_counts(tmp_path, 50)
-    searches = ("search_dense", "search_lexical", "query")
-    assert [fifty[s] for s in searches] == [one[s] for s in searches]
+    # What reaches the store to read: the tenant's load into the read cache,
+    # by the capture or the prefetch racing it; a load a commit overlaps is
+    # redone, and a search meanwhile reads the store. Bounded by the cache's
+    # attempts, not by the sentences.
+    from hindsight_lg.backends.cached import _LOAD_ATTEMPTS
+
+    for s in ("search_dense", "search_lexical", "query"):
+        assert fifty[s] <= _LOAD_ATTEMPTS and one[s] <= _LOAD_ATTEMPTS, s
     writes = ("upsert", "append_audit", "flush")
     assert [fifty[s] for s in writes] == [one[s] for s in writes]
     assert fifty["add_edges"] <= 1

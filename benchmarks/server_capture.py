@@ -29,6 +29,7 @@ from hindsight_lg import HindsightMemory
 from hindsight_lg.backends import with_read_cache
 from hindsight_lg.backends.milvus import MilvusBackend, _core
 from hindsight_lg.bench.scale import _batched, _capture, _submit, bulk_load, sentence
+from hindsight_lg.bench.server_scale import drop_prefix
 from hindsight_lg.embeddings import embedder_from_name
 
 CALLS: dict[tuple[str, str], list[float]] = collections.defaultdict(lambda: [0, 0.0])
@@ -92,7 +93,7 @@ def main() -> None:
     finally:
         memory.close()
         if not a.keep:
-            drop(a.uri, a.prefix)
+            drop_prefix(a.uri, a.prefix)
 
 
 def run(memory: Any, mode: str, n: int, namespaces: int, rng: random.Random) -> None:
@@ -114,18 +115,6 @@ def run(memory: Any, mode: str, n: int, namespaces: int, rng: random.Random) -> 
             f"{1000 * spent / n:8.2f} ms/turn ({1000 * spent / max(calls, 1):.1f} ms/call)"
         )
     memory.flush()
-
-
-def drop(uri: str, prefix: str) -> None:
-    from pymilvus import MilvusClient
-
-    client = MilvusClient(uri=uri)
-    try:
-        for name in client.list_collections():
-            if name.startswith(prefix + "_"):
-                client.drop_collection(name)
-    finally:
-        client.close()
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from hindsight_lg import HindsightMemory
 from hindsight_lg.backends import Where, with_read_cache
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.bench.scale import bulk_load, percentiles
+from hindsight_lg.bench.server_scale import drop_prefix
 from hindsight_lg.embeddings import embedder_from_name
 
 QUESTION = "what did Anna say about tea?"
@@ -99,19 +100,7 @@ def main() -> None:
             print(_row(args.uri, prefix, level, args.namespaces, args.recalls))
     finally:
         loader.close()
-        _drop(args.uri, prefix)
-
-
-def _drop(uri: str, prefix: str) -> None:
-    from pymilvus import MilvusClient
-
-    client = MilvusClient(uri=uri)
-    try:
-        for name in client.list_collections():
-            if name.startswith(prefix + "_"):
-                client.drop_collection(name)
-    finally:
-        client.close()
+        drop_prefix(args.uri, prefix)
 
 
 if __name__ == "__main__":

@@ -142,16 +142,21 @@ def _tenancy_search(
     )
 
 
-def _drop(uri: str, size: int) -> None:
+def drop_prefix(uri: str, prefix: str) -> None:
+    """Drop every collection of the store under ``prefix`` on the server at ``uri``."""
     from pymilvus import MilvusClient
 
     client = MilvusClient(uri=uri)
     try:
         for name in client.list_collections():
-            if name.startswith(_prefix(size) + "_"):
+            if name.startswith(prefix + "_"):
                 client.drop_collection(name)
     finally:
         client.close()
+
+
+def _drop(uri: str, size: int) -> None:
+    drop_prefix(uri, _prefix(size))
 
 
 def _disk_mb(folder: Path | None) -> float | None:

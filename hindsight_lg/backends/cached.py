@@ -135,7 +135,9 @@ class CachedBackend(ForwardingBackend):
         self._loading: dict[str, threading.Event] = {}
         self._writes: dict[str, int] = {}
 
-    def _space(self, namespace: str) -> NamespaceIndex | None:
+    def _space(self, namespace: str, vectors: bool = False) -> NamespaceIndex | None:
+        # vectors: a load this call starts fetches the vectors too, whatever
+        # self.dense says (the write path's search needs them: one query, not two).
         check_namespace(namespace)
         self._await(namespace)
         held = self._checked(namespace)
@@ -156,7 +158,7 @@ class CachedBackend(ForwardingBackend):
             space: NamespaceIndex | None = None
             loaded = False
             try:
-                space = self._load(namespace)  # None: too large to cache
+                space = self._load(namespace, vectors)  # None: too large to cache
                 loaded = True
             finally:
                 with self._lock:
@@ -246,24 +248,25 @@ class CachedBackend(ForwardingBackend):
         found: dict[str, int] | None = read(namespace)
         return found
 
-    def _load(self, namespace: str) -> NamespaceIndex | None:
+    def _load(self, namespace: str, vectors: bool = False) -> NamespaceIndex | None:
         # Stamps first: a write landing before the rows are read costs one
         # reload later, never a cache that misses it (see _stamps module).
         started = time.monotonic()
         stamps = self._stamps(namespace)
-        # Vectors only where the cache serves dense search; a server's cache
-        # fetches them when the write path first asks (_vectors).
+        # Vectors only where the cache serves dense search or the write path
+        # asked; otherwise a server's cache fetches them later (_vectors).
+        keep = self.dense or vectors
         rows = self.inner.query(
             namespace,
             Where(statuses=()),
             limit=self.max_records + 1,
-            vectors=self.dense,
+            vectors=keep,
         )
         if len(rows) > self.max_records:
             return None
         space = NamespaceIndex(
             loaded_at=started,
-            keep_vectors=self.dense,
+            keep_vectors=keep,
             stamps=stamps,
             checked_at=started,
         )
@@ -476,7 +479,7 @@ class CachedBackend(ForwardingBackend):
         Used by the write path's near-duplicate and conflict check, which runs
         once per captured event; falls back to the store for uncached namespaces.
         """
-        space = self._space(namespace)
+        space = self._space(namespace, vectors=True)
         if space is not None and (space.filling or not space.keep_vectors):
             space = self._vectors(namespace, space)
         if space is None:
@@ -491,7 +494,9 @@ class CachedBackend(ForwardingBackend):
         A server's cache loads tenants without vectors (dense search goes to
         the server): a recall-only tenant costs a third less memory and its
         load a third less time. The write path's near-duplicate check, which
-        runs per captured event, then fetches them once. Writes during the
+        runs per captured event, then fetches them once; where its search (or
+        the capture's prefetch) is what loads the tenant, that load reads them
+        at once, in the same query. Writes during the
         fetch keep their own vectors (``keep_vectors`` is set first); until
         it ends, searches go to the store.
         """

@@ -193,3 +193,51 @@ def test_a_round_writes_tenants_at_once_where_the_store_combines(
         assert pending == ({ids[refuse]} if refuse else set())
     finally:
         group.close()
+
+
+def test_a_slow_tenant_search_holds_no_stage_lock() -> None:
+    """While one tenant's search waits on the store, the stage stays open to others.
+
+    The staged rows are still found, and take precedence over the store's copy.
+    """
+    from hindsight_lg.memory.durability.commit import SharedStage
+
+    entered, release = threading.Event(), threading.Event()
+
+    class SlowSearch(ForwardingBackend):
+        def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+            if name.startswith("search_dense"):  # a tenant loading on a server
+                entered.set()
+                release.wait(5)
+            return super()._forward(name, *args, **kwargs)
+
+    inner = InMemoryBackend()
+    stored = MemoryRecord(namespace="a", content="stored", dense=[1.0, 0.0])
+    inner.upsert("a", [stored])
+    stage = SharedStage(SlowSearch(inner))
+    stage.upsert("a", [stored.replace(content="staged")])
+    found: list[str] = []
+
+    def search() -> None:
+        hits = stage.search_dense("a", [1.0, 0.0], Where(), limit=5)
+        found.extend(h.record.content for h in hits)
+
+    searching = threading.Thread(target=search)
+    searching.start()
+    free: list[bool] = []
+    try:
+        assert entered.wait(5)
+
+        def take() -> None:
+            free.append(stage.lock.acquire(timeout=1))
+            if free[-1]:
+                stage.lock.release()
+
+        taker = threading.Thread(target=take)
+        taker.start()
+        taker.join()
+    finally:
+        release.set()
+        searching.join()
+    assert free == [True]  # taken by another thread while the search waited
+    assert found == ["staged"]

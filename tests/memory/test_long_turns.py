@@ -151,3 +151,40 @@ def test_queued_captures_share_one_model_call() -> None:
         for text, ns in zip(turns, namespaces, strict=True):
             alone.capture(text, namespace=ns, thread_id="t", speaker="user")
         assert queued == stored_vectors(alone, sorted(set(namespaces)))
+
+
+def test_a_short_turn_is_one_model_call_of_one_text(tmp_path: Path) -> None:
+    """capture() of one sentence embeds that sentence once, its restatement too.
+
+    The near-duplicate and conflict search uses the event's own vector: no
+    query embedding on top of the memory's.
+    """
+    embedder = CountingEmbedder()
+    spool = str(tmp_path / "m.db.spool")
+    store = MilvusBackend(str(tmp_path / "m.db"))
+    with HindsightMemory(store, embedder, spool=spool) as memory:
+        memory.capture("I live in Berlin.", namespace="warm")
+        embedder.calls.clear()
+        first = memory.capture("My sister Mei plays the cello.", namespace="u1")
+        again = memory.capture("My sister Mei plays the cello.", namespace="u1")
+        memory.flush()
+        assert embedder.calls == [1, 1]
+        assert [r.id for r in again] == [r.id for r in first]  # merged, not re-added
+
+
+def test_a_batch_of_turns_is_one_model_call_of_its_distinct_texts(
+    tmp_path: Path,
+) -> None:
+    """capture() of 20 one-sentence turns: one call, each distinct sentence once."""
+    embedder = CountingEmbedder()
+    spool = str(tmp_path / "m.db.spool")
+    store = MilvusBackend(str(tmp_path / "m.db"))
+    sentences = [long_turn(1, seed=i) for i in range(40)]
+    turns = list(dict.fromkeys(sentences))[:19]
+    turns.append(turns[3])  # said twice in one batch: embedded once
+    with HindsightMemory(store, embedder, spool=spool) as memory:
+        memory.capture("I live in Berlin.", namespace="warm")
+        embedder.calls.clear()
+        memory.capture([{"role": "user", "content": t} for t in turns], namespace="u1")
+        memory.flush()
+        assert embedder.calls == [19]

@@ -21,6 +21,7 @@ class RemoteStore(ForwardingBackend):
         super().__init__(InMemoryBackend())
         self.delay = delay
         self.loads: list[tuple[str, str]] = []  # (namespace, thread name)
+        self.vectors: list[bool] = []  # per load: were the vectors read
         self.lock = threading.Lock()
 
     def query(
@@ -29,6 +30,7 @@ class RemoteStore(ForwardingBackend):
         if limit > 1000:  # the read cache loading a tenant (or its vectors)
             with self.lock:
                 self.loads.append((namespace, threading.current_thread().name))
+                self.vectors.append(vectors)
             time.sleep(self.delay)
         return super().query(namespace, where, limit=limit, vectors=vectors)
 
@@ -54,6 +56,25 @@ def test_a_capture_loads_its_tenant_on_a_prefetch_thread(tmp_path: Path) -> None
         assert threads and all(n.startswith("hindsight-prefetch") for n in threads)
         # The restatement merged into the first capture's memory: one record.
         assert memory.count("u1", Where()) == 1
+    finally:
+        memory.close()
+
+
+def test_a_new_tenant_loads_with_its_vectors_in_one_read(tmp_path: Path) -> None:
+    """The capture's tenant load reads the records and their vectors at once.
+
+    The near-duplicate check searches the tenant's vectors: a load without
+    them would be followed by a second read of every record, with vectors.
+    """
+    store = RemoteStore()
+    memory = memory_on(store, tmp_path)
+    try:
+        memory.capture("I moved to Lisbon last spring", namespace="u1", speaker="user")
+        memory.capture("My sister Mei plays cello", namespace="u1", speaker="user")
+        memory.flush()
+        assert [ns for ns, _ in store.loads] == ["u1"]
+        assert store.vectors == [True]
+        assert memory.count("u1", Where()) == 2
     finally:
         memory.close()
 

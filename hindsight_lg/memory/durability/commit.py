@@ -40,6 +40,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from hindsight_lg.backends import ForwardingBackend, StoreHandle, combines_writes
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.errors import StoreError, StoreTimeout, StoreUnavailable
@@ -122,9 +124,23 @@ class SharedStage(StagedWrites):
     def search_dense(
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
     ) -> list[Hit]:
+        """Staged rows read under the lock; the store (maybe a tenant's load) outside.
+
+        A record is in that snapshot or was settled, so written to the store,
+        before the store is read: no other capture or settle waits for a load.
+        """
         with self.lock:
-            hits = super().search_dense(namespace, vector, where, limit=limit)
-            return [Hit(h.record.replace(), h.score) for h in hits]
+            staged = set(self._records.get(namespace, {}))
+            rows = self._stacked(namespace)
+            vec = np.asarray(vector, dtype=np.float32)
+            best = [] if rows is None else rows.best(vec, where, limit).values()
+            mine = [Hit(h.record.replace(), h.score) for h in best]
+        search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
+        found = search(namespace, vector, where, limit=limit)
+        mine += [
+            Hit(h.record.replace(), h.score) for h in found if h.record.id not in staged
+        ]
+        return sorted(mine, key=lambda h: -h.score)[:limit]
 
     # Per-capture stages search their inner backend through this name.
     search_dense_local = search_dense

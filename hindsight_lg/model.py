@@ -203,21 +203,17 @@ class MemoryRecord:
 
     def replace(self, **changes: Any) -> MemoryRecord:
         """A copy with ``changes`` applied (lists and dicts are copied too)."""
-        unknown = set(changes) - _RECORD_NAMES
-        if unknown:
-            raise TypeError(f"MemoryRecord has no field {sorted(unknown)[0]!r}")
         # Not dataclasses.replace: a recall copies every record it reads from
         # the cache, and __init__ (or a getattr/setattr loop) costs 5x more.
         copied = _copy_fields(self)
+        if not changes:
+            return copied
+        unknown = set(changes) - _RECORD_NAMES
+        if unknown:
+            raise TypeError(f"MemoryRecord has no field {sorted(unknown)[0]!r}")
         for name, value in changes.items():
             setattr(copied, name, value)
-        if changes:
-            copied.__post_init__()
-        for name in ("participants", "entities", "source_ids"):
-            if name not in changes:
-                setattr(copied, name, list(getattr(self, name)))
-        if "meta" not in changes:
-            copied.meta = dict(self.meta)
+        copied.__post_init__()
         return copied
 
 
@@ -228,7 +224,10 @@ _RECORD_NAMES = frozenset(_RECORD_FIELDS)
 def _copier() -> Callable[[MemoryRecord], MemoryRecord]:
     # One assignment per field, generated as dataclasses generates __init__:
     # about 2 us a record against 8-10 for a loop over the field names.
-    body = "".join(f"    c.{name} = r.{name}\n" for name in _RECORD_FIELDS)
+    # The lists and the dict are copied too, so no copy shares them.
+    body = "".join(
+        f"    c.{name} = {_OWN.get(name, '')}(r.{name})\n" for name in _RECORD_FIELDS
+    )
     source = f"def copy(r):\n    c = new(cls)\n{body}    return c\n"
     scope: dict[str, Any] = {"new": object.__new__, "cls": MemoryRecord}
     exec(source, scope)  # generated from the dataclass's own field names
@@ -236,6 +235,12 @@ def _copier() -> Callable[[MemoryRecord], MemoryRecord]:
     return copy
 
 
+_OWN = {
+    "participants": "list",
+    "entities": "list",
+    "source_ids": "list",
+    "meta": "dict",
+}
 _copy_fields = _copier()
 
 

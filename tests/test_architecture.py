@@ -232,7 +232,7 @@ ENGINE_ROOMS: dict[str, frozenset[str]] = {
     ),
 }
 ROOM_FOLDERS = ("language", "durability", "capture", "recall", "lifecycle", "jobs")
-PLUMBING = ("_locks", "_shared", "_coalesce", "_traced")
+PLUMBING = ("_locks", "_shared", "_coalesce", "_traced", "_pending")
 
 
 def room_of(module: str) -> str | None:

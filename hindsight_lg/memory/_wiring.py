@@ -81,7 +81,9 @@ class Pools:
     process: time spent queued behind other turns (or behind a background
     consolidation) would count against each deadline. ``arecall``'s calls run
     on a second pool, so a waiting caller never holds the thread its search
-    needs. ``background`` runs consolidation the captures asked for.
+    needs. ``search`` runs each recall's dense search beside its other paths
+    (one thread per concurrent recall; its jobs wait on nothing).
+    ``background`` runs consolidation the captures asked for.
     """
 
     background: ThreadPoolExecutor = field(
@@ -97,10 +99,15 @@ class Pools:
             _RECALL_THREADS, thread_name_prefix="hindsight-arecall"
         )
     )
+    search: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(
+            _RECALL_THREADS, thread_name_prefix="hindsight-search"
+        )
+    )
 
     def shutdown(self) -> None:
         """Wait for running work, then stop every thread."""
-        for pool in (self.background, self.caller, self.recall):
+        for pool in (self.background, self.caller, self.recall, self.search):
             pool.shutdown(wait=True)
 
 
@@ -302,7 +309,9 @@ def wire(
         lifecycle.before_write = group.sync
     pools = Pools()
     # Concurrent recalls embed their queries in one batch (see _coalesce).
-    searcher = Searcher(traced_view, CoalescingEmbedder(chosen), policy, reranker)
+    searcher = Searcher(
+        traced_view, CoalescingEmbedder(chosen), policy, reranker, pools.search
+    )
     counter = _EpisodeCounter(policy, pools.background, lifecycle)
     write = CapturePath(writer, locks, clock, opened, counter.add)
     durable = None if opened is None else SpooledCapture(opened, write, view, clock)

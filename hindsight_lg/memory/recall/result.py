@@ -431,6 +431,13 @@ def render_line(
     (:func:`~hindsight_lg.memory.recall.lines.turn_window`).
     """
     text = line_text(record, full=full, focus=focus, window=window)
+    return annotated_line(record, text, full=full, compact=compact)
+
+
+def annotated_line(
+    record: MemoryRecord, text: str, *, full: bool, compact: bool
+) -> str:
+    """``text`` behind ``record``'s annotations (:func:`render_line`'s header)."""
     when = spoken_date(record.event_time)
     names = [inert(p) for p in record.participants]
     who = f" {','.join(n for n in names if n)}:" if any(names) else ""
@@ -510,10 +517,7 @@ class _Fit:
         else:
             window = p.turn_chars
         text = line_text(record, full=full, focus=self.focus, window=window)
-        line = render_line(
-            record, full=full, compact=not full, focus=self.focus, window=window
-        )
-        return text, line
+        return text, annotated_line(record, text, full=full, compact=not full)
 
     def take(self, c: Candidate, full: bool) -> None:
         """Add ``c``'s line if it shows something new and fits; else say why not."""

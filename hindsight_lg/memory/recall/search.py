@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -13,6 +15,7 @@ from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends import LIVE, REFRESH
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder, Reranker
+from hindsight_lg.memory._pending import Pending
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import relevance, wake
 from hindsight_lg.memory.recall.calibration import spread_of
@@ -41,7 +44,7 @@ from hindsight_lg.memory.recall.trace import (
 )
 from hindsight_lg.memory.recall.wake import WakeRule, wakes
 from hindsight_lg.memory.requests import RecallRequest
-from hindsight_lg.model import Kind, Status, entity_id
+from hindsight_lg.model import Kind, MemoryRecord, Status, entity_id
 
 _DAY = 86400.0
 
@@ -98,8 +101,11 @@ class Searcher:
         embedder: Embedder,
         policy: Policy,
         reranker: Reranker | None = None,
+        pool: Executor | None = None,
     ) -> None:
         self.backend = backend
+        # Runs each recall's dense search beside its other paths (or None).
+        self.pool = pool
         self.embedder = embedder
         self.policy = policy
         self.reranker = reranker
@@ -168,14 +174,26 @@ class Searcher:
             **telemetry.embedding_attributes(self.embedder.model_id, [probe.text]),
         ):
             vector = self.embedder.embed([probe.text])[0]
-        dense = self._dense(ctx, vector)
+        # A server answers the dense search over the network while this thread
+        # runs the other paths' searches, which a read cache answers in process.
+        dense_search = self._beside(self._dense, ctx, vector)
         lexical = self._lexical(ctx, list(probe.terms))
         sleeping = self._lexical(
             ctx, list(probe.terms), path="lexical-cold", where=ctx.cold
         )
         names, more_dense, more_lexical = self._coreference(ctx)
+        extra: list[tuple[str, list[Hit]]] = []
+        if probe.entities:
+            ent_terms = lexical_terms(" ".join(probe.entities))
+            extra.append(("entity", self._lexical(ctx, ent_terms, path="entity")))
+        if probe.emotion:
+            # Feelings recall feelings: "I'm stressed again" finds past stress.
+            mood = lexical_terms(probe.emotion)
+            extra.append(("emotion", self._lexical(ctx, mood, path="emotion")))
+        recent = self._recent(ctx)
+        timed = self._timed(ctx) if probe.window is not None else []
         found = {
-            "dense": best_of(dense, more_dense),
+            "dense": best_of(dense_search.result(), more_dense),
             "lexical": best_of(lexical, more_lexical, sleeping),
         }
         woken = self._wake(ctx, found)
@@ -186,18 +204,24 @@ class Searcher:
                 if h.record.status is Status.ACTIVE or h.record.id in woken
             ]
             self._add(pool, path, awake)
-        if probe.entities:
-            ent_terms = lexical_terms(" ".join(probe.entities))
-            self._add(pool, "entity", self._lexical(ctx, ent_terms, path="entity"))
-        if probe.emotion:
-            # Feelings recall feelings: "I'm stressed again" finds past stress.
-            mood = lexical_terms(probe.emotion)
-            self._add(pool, "emotion", self._lexical(ctx, mood, path="emotion"))
+        for path, hits in extra:
+            self._add(pool, path, hits)
         self._feedback(pool, ctx)
-        self._recency(pool, ctx)
-        if probe.window is not None:
-            self._time(pool, ctx)
+        now = ctx.request.now
+        for r in recent:
+            pool.setdefault(r.id, Candidate(r)).paths["recency"] = recency(r, now)
+        for r in timed:
+            pool.setdefault(r.id, Candidate(r)).paths["time"] = 1.0
         return pool, names
+
+    def _beside(
+        self, search: Callable[[RecallContext, Any], list[Hit]], *args: Any
+    ) -> Pending[list[Hit]]:
+        """``search(*args)`` on the search pool, or here when there is none."""
+        if self.pool is None:
+            return Pending(None, search, args)
+        run = contextvars.copy_context().run  # its span stays a child of the recall's
+        return Pending(self.pool.submit(run, search, *args), search, args)
 
     def _coreference(
         self, ctx: RecallContext
@@ -360,9 +384,8 @@ class Searcher:
             if h.record.status is Status.COLD:
                 c.woken = True
 
-    def _recency(self, pool: dict[str, Candidate], ctx: RecallContext) -> None:
-        now = ctx.request.now
-        since = now - self.policy.recency_window_days * _DAY
+    def _recent(self, ctx: RecallContext) -> list[MemoryRecord]:
+        since = ctx.request.now - self.policy.recency_window_days * _DAY
         with telemetry.memory_span(
             telemetry.RECALL_RECENCY, kind=telemetry.RETRIEVER, path="recency"
         ) as span:
@@ -370,11 +393,9 @@ class Searcher:
                 ctx.namespace, replace(ctx.active, since=since), limit=ctx.limit
             )
             span.set_attribute("hindsight.count", len(rows))
-        for r in rows:
-            c = pool.setdefault(r.id, Candidate(r))
-            c.paths["recency"] = recency(r, now)
+        return rows
 
-    def _time(self, pool: dict[str, Candidate], ctx: RecallContext) -> None:
+    def _timed(self, ctx: RecallContext) -> list[MemoryRecord]:
         window = ctx.probe.window
         assert window is not None
         with telemetry.memory_span(
@@ -387,9 +408,7 @@ class Searcher:
             )
             span.set_attribute("hindsight.window", window.phrase)
             span.set_attribute("hindsight.count", len(rows))
-        for r in rows:
-            c = pool.setdefault(r.id, Candidate(r))
-            c.paths["time"] = 1.0
+        return rows
 
     def _diffuse(
         self, pool: dict[str, Candidate], ctx: RecallContext, names: Sequence[str]

@@ -24,6 +24,8 @@ def annotate_recall(span: Any, result: RecallResult) -> None:
     path played (its normalised score per path), so "why this memory?" is
     answered in place; the rendered block as ``output.value``.
     """
+    if not span.is_recording():
+        return  # no tracer records it: skip building the documents and the block
     memories = result.memories
     span.set_attribute("hindsight.count", len(memories))
     span.set_attribute("hindsight.memory_ids", result.ids)
@@ -60,6 +62,8 @@ def annotate_recall(span: Any, result: RecallResult) -> None:
 def annotate_pool(pool: dict[str, Candidate]) -> None:
     """Put the number of candidates each path found on the current (recall) span."""
     span = telemetry.current_span()
+    if not span.is_recording():
+        return
     span.set_attribute("hindsight.candidates", len(pool))
     for path, n in _per_path(c.paths for c in pool.values()).items():
         span.set_attribute(f"hindsight.candidates.{path}", n)

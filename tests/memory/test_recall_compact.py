@@ -174,19 +174,27 @@ def test_a_near_line_shows_more_of_a_consolidated_memory_than_its_summary() -> N
 
 
 @given(
-    text=st.text(max_size=80),
+    text=st.text(max_size=80) | st.text(st.characters(max_codepoint=127), max_size=80),
     names=st.lists(st.text(max_size=12), max_size=3),
     when=st.floats(min_value=0, max_value=4e9),
     confidence=st.floats(min_value=0, max_value=1),
     window=st.sampled_from([0, 120, 250]),
+    summary=st.sampled_from(["", "a short summary"]),
+    around=st.sampled_from(["", "Guess what! {} We made bowls & cups."]),
 )
 def test_the_budget_shortcut_never_cuts_a_line_that_fits(
-    text: str, names: list[str], when: float, confidence: float, window: int
+    text: str,
+    names: list[str],
+    when: float,
+    confidence: float,
+    window: int,
+    summary: str,
+    around: str,
 ) -> None:
-    """Assembly skips rendering a memory whose header alone exceeds what is left;
-    no line of it, compact or full, is ever shorter than that header."""
+    """Assembly skips rendering a memory whose shortest line exceeds what is left;
+    no line of it, compact or full, in its turn's words or not, is shorter."""
     from hindsight_lg._text import approx_tokens
-    from hindsight_lg.memory.recall.lines import header_tokens
+    from hindsight_lg.memory.recall.lines import least_tokens
     from hindsight_lg.memory.recall.result import spoken_date
 
     record = MemoryRecord(
@@ -195,11 +203,27 @@ def test_the_budget_shortcut_never_cuts_a_line_that_fits(
         participants=names,
         event_time=when,
         confidence=confidence,
+        summary=summary,
     )
-    least = header_tokens(spoken_date(record.event_time), record)
+    if around:
+        record.meta["turn"] = around.format(record.content)
+    when = spoken_date(record.event_time)
     for full, compact in ((False, True), (True, False)):
         line = render_line(record, full=full, compact=compact, window=window)
-        assert least <= approx_tokens(line) + 1
+        assert least_tokens(when, record, full) <= approx_tokens(line) + 1
+
+
+@given(when=st.floats(min_value=-1e9, max_value=4e9))
+def test_a_spoken_date_is_the_utc_day_of_its_time(when: float) -> None:
+    """The calendar day of ``when`` in UTC, whichever second of the day it is."""
+    from hypothesis import assume
+
+    from hindsight_lg.memory.recall.result import spoken_date
+    from hindsight_lg.model import to_datetime
+
+    assume(0.001 < when % 86400 < 86399.999)  # datetime rounds to microseconds
+    day = to_datetime(when)
+    assert spoken_date(when) == f"{day.day} {day.strftime('%B')} {day.year}"
 
 
 def test_a_deep_pool_past_the_budget_returns_the_same_lines() -> None:

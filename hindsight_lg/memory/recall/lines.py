@@ -22,12 +22,14 @@ lines already chosen (tens of lines: negligible beside the search).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
 from hindsight_lg._text import approx_tokens, inert, one_visible_line, terms
-from hindsight_lg.model import TURN_KEY, MemoryRecord
+from hindsight_lg.model import TURN_KEY, Kind, MemoryRecord, Status, to_datetime
 
+_DAY_S = 86400.0
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 # A line repeating this share of one earlier line's content words adds nothing.
 NEAR_DUPLICATE = 0.8
@@ -137,12 +139,78 @@ def content_words(text: str) -> Words:
     return set(terms(text)), keys
 
 
-def header_tokens(when: str, record: MemoryRecord) -> int:
-    """Tokens of ``record``'s shortest line, its compact header alone.
+def speakers(record: MemoryRecord) -> str:
+    """`` Anna,Tom:`` before a line's text: who spoke, inert; empty when nobody is named."""
+    names = ",".join(n for n in (inert(p) for p in record.participants) if n)
+    return f" {names}:" if names else ""
 
-    Assembly cuts a memory as over budget without rendering it (a window, a
-    focused summary) when not even this fits; a deep pool has many of those.
+
+def compact_head(record: MemoryRecord, when: str) -> str:
+    """A compact line's annotations: the date, the kind unless a plain event, the
+    confidence unless certain, a status unless active, who spoke."""
+    kind = "" if record.kind is Kind.EVENT else f" {record.kind.value}"
+    conf = "" if record.confidence >= 1.0 else f" conf {record.confidence:.1f}"
+    status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
+    return f"- [{when}{kind}{conf}]{status}{speakers(record)} "
+
+
+def full_head(record: MemoryRecord, when: str) -> str:
+    """A full line's annotations: kind, date, confidence, source, id, status, who spoke."""
+    status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
+    return (
+        f"- [{record.kind.value} · {when} · conf {record.confidence:.1f} · "
+        f"{record.source_kind.value} · id {inert(record.id[:8])}]{status}"
+        f"{speakers(record)} "
+    )
+
+
+def annotated_line(
+    record: MemoryRecord, text: str, *, full: bool, compact: bool
+) -> str:
+    """``text`` behind ``record``'s annotations (:func:`~.result.render_line`'s header)."""
+    when = spoken_date(record.event_time)
+    head = compact_head(record, when) if compact else full_head(record, when)
+    # Every stored field is inert by now (the enums and numbers are ours):
+    # neutralising the whole line again is a no-op that holds for any field a
+    # later change adds.
+    return neutralise(head + inert(text))
+
+
+def neutralise(line: str) -> str:
+    """``line`` on one visible line with no ``<`` or ``>``; idempotent on inert text."""
+    return one_visible_line(line).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def least_tokens(when: str, record: MemoryRecord, full: bool = False) -> int:
+    """Tokens of the shortest line of ``record`` rendered ``full`` or compact.
+
+    Its annotations, and its text unless a summary may stand in for it: a
+    full line, and any line of a memory without a summary, shows the
+    memory's words (within its turn's or alone), and printable ASCII loses
+    no character on the way. Assembly cuts a memory as over budget without
+    rendering it (a window, a focused summary) when not even this fits; a
+    deep pool has many of those.
     """
-    who = ",".join(n for n in (inert(p) for p in record.participants) if n)
-    head = f"- [{when}]{f' {who}:' if who else ''} "
-    return approx_tokens(one_visible_line(head).replace("<", "&lt;")) + 1
+    head = full_head(record, when) if full else compact_head(record, when)
+    flat = " ".join(record.content.split()) if full or not record.summary else ""
+    if not (flat.isascii() and flat.isprintable()):
+        flat = ""
+    return approx_tokens(one_visible_line(head + flat)) + 1
+
+
+def spoken_date(when: float) -> str:
+    """A date as people write it, ``8 May 2023``: questions and answers use these words.
+
+    Example:
+        >>> spoken_date(1683504000.0)
+        '8 May 2023'
+    """
+    return _spoken_day(int(when // _DAY_S))
+
+
+@functools.lru_cache(maxsize=4096)
+def _spoken_day(day: int) -> str:
+    # A UTC day is a whole number of POSIX days: one rendering per day, not
+    # two per candidate line of every recall.
+    at = to_datetime(day * _DAY_S)
+    return f"{at.day} {at.strftime('%B')} {at.year}"

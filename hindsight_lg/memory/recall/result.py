@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 from hindsight_lg._text import (
     approx_tokens,
     focused_summary,
-    inert,
-    one_visible_line,
     summarize,
     terms,
 )
@@ -23,13 +21,16 @@ from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.breakdown import Breakdown, describe
 from hindsight_lg.memory.recall.lines import (
     Words,
+    annotated_line,
     content_words,
-    header_tokens,
+    least_tokens,
     near_duplicate,
+    neutralise,
     shown_already,
+    spoken_date,
     turn_window,
 )
-from hindsight_lg.model import Kind, MemoryRecord, Status, to_datetime
+from hindsight_lg.model import MemoryRecord
 
 if TYPE_CHECKING:
     from hindsight_lg.memory.language.relations import Relation
@@ -364,24 +365,8 @@ class RecallResult:
         # Lines from render_line are already inert and this is a no-op on
         # them; a line built by hand still cannot break out of the block.
         # A memory shown within another line of its turn has no line of its own.
-        lines = "\n".join(_neutralise(m.line) for m in self.memories if m.line)
+        lines = "\n".join(neutralise(m.line) for m in self.memories if m.line)
         return f"{HEADER}\n<memories>\n{lines}\n</memories>"
-
-
-def _neutralise(line: str) -> str:
-    # Idempotent on inert text: no "<" or ">" is left to escape twice.
-    return one_visible_line(line).replace("<", "&lt;").replace(">", "&gt;")
-
-
-def spoken_date(when: float) -> str:
-    """A date as people write it, ``8 May 2023``: questions and answers use these words.
-
-    Example:
-        >>> spoken_date(1683504000.0)
-        '8 May 2023'
-    """
-    day = to_datetime(when)
-    return f"{day.day} {day.strftime('%B')} {day.year}"
 
 
 def line_text(
@@ -432,30 +417,6 @@ def render_line(
     """
     text = line_text(record, full=full, focus=focus, window=window)
     return annotated_line(record, text, full=full, compact=compact)
-
-
-def annotated_line(
-    record: MemoryRecord, text: str, *, full: bool, compact: bool
-) -> str:
-    """``text`` behind ``record``'s annotations (:func:`render_line`'s header)."""
-    when = spoken_date(record.event_time)
-    names = [inert(p) for p in record.participants]
-    who = f" {','.join(n for n in names if n)}:" if any(names) else ""
-    status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
-    if compact:
-        kind = "" if record.kind is Kind.EVENT else f" {record.kind.value}"
-        conf = "" if record.confidence >= 1.0 else f" conf {record.confidence:.1f}"
-        line = f"- [{when}{kind}{conf}]{status}{who} {inert(text)}"
-    else:
-        line = (
-            f"- [{record.kind.value} · {when} · conf {record.confidence:.1f} · "
-            f"{record.source_kind.value} · id {inert(record.id[:8])}]{status}{who} "
-            f"{inert(text)}"
-        )
-    # Every stored field is inert by now (the enums and numbers are ours):
-    # neutralising the whole line again is a no-op that holds for any field a
-    # later change adds.
-    return _neutralise(line)
 
 
 def assemble(
@@ -526,7 +487,10 @@ class _Fit:
             # Shown within another line of its turn: returned, at no cost.
             self._add(c, "", False)
             return
-        if header_tokens(spoken_date(record.event_time), record) > self.left:
+        when = spoken_date(record.event_time)
+        if full and record.summary and least_tokens(when, record, True) > self.left:
+            full = False  # its full line cannot fit: its summary may
+        if least_tokens(when, record, full) > self.left:
             self.cut[record.id] = "over budget"
             return
         text, line = self._render(record, full)

@@ -45,6 +45,7 @@ def _fusion_weights() -> dict[str, float]:
         "time": 0.5,
         "emotion": 0.3,
         "feedback": 0.5,
+        "hop": 0.3,
     }
 
 
@@ -57,6 +58,7 @@ def _probe_weights() -> dict[str, float]:
         "time": 0.8,
         "feedback": 0.7,
         "speaker": 0.3,
+        "hop": 0.3,
     }
 
 
@@ -109,6 +111,11 @@ class Policy:
     # A hit lends its words to feedback only when it scores at least this
     # share of the best hit.
     feedback_min_share: float = 0.5
+    # The second hop (recall/hop.py): one dense search from the query plus
+    # the vectors of its best hop_docs directly supported hits (0: off);
+    # its first hop_candidates hits join the pool on the "hop" path.
+    hop_docs: int = 2
+    hop_candidates: int = 20
     full_text_share: float = 0.1
     # The best this many turns are shown whole (the other events recall found
     # of each follow it); past them, repeated turns come last.

@@ -5,7 +5,8 @@ all show the same breakdown, with the same names:
 
 * **paths**: what each search path gave the memory, each scaled to [0, 1]:
   ``dense``, ``lexical``, ``entity``, ``time``, ``emotion``, ``feedback``,
-  ``speaker``, ``recency`` (the recent-memories path) and ``graph``;
+  ``hop`` (the second hop from the best hits), ``speaker``, ``recency``
+  (the recent-memories path) and ``graph``;
 * **components** of the design's formula: ``similarity`` (the paths fused),
   ``recency`` (``0.5 ** (age / half_life)``), ``importance`` and ``graph``;
 * **factors**: ``gate`` (recency and importance modulate relevance, they

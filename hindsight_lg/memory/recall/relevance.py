@@ -18,7 +18,10 @@ each candidate must show *direct support*, on any one of:
 A memory without direct support may still ride on one that has it: graph
 diffusion or pseudo-relevance feedback from supported memories gives it
 ``graph`` or ``feedback`` at least ``policy.relevance_link`` (multi-hop
-answers share no words with the question). When no candidate has direct
+answers share no words with the question). The second hop (:mod:`.hop`)
+vouches for nothing: it only raises memories with support of their own
+(a memory-to-memory cosine runs higher than a question's, so on a few
+memories its floor would let unrelated ones in). When no candidate has direct
 support the recall returns nothing, and :meth:`RecallResult.to_prompt` is
 empty: no block is injected. Cut memories are listed as ``"unrelated"`` in
 ``result.cut``, and ``explain`` shows each memory's support.

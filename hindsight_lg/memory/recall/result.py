@@ -177,6 +177,7 @@ def similarity(paths: Mapping[str, float], policy: Policy) -> float:
         "emotion": policy.probe_weights.get("emotion", 0.6) * 0.5,
         "feedback": policy.probe_weights.get("feedback", 0.7),
         "speaker": policy.probe_weights.get("speaker", 0.3),
+        "hop": policy.probe_weights.get("hop", 0.3),
     }
     miss = 1.0
     for name, weight in weights.items():

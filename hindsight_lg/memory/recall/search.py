@@ -20,6 +20,7 @@ from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import relevance, wake
 from hindsight_lg.memory.recall.calibration import spread_of
 from hindsight_lg.memory.recall.graph import Diffusion, seed_score
+from hindsight_lg.memory.recall.hop import addressed, hop_vector, lenders
 from hindsight_lg.memory.recall.relevance import RelevanceRule, keep_relevant
 from hindsight_lg.memory.recall.result import (
     Candidate,
@@ -182,14 +183,16 @@ class Searcher:
             ctx, list(probe.terms), path="lexical-cold", where=ctx.cold
         )
         names, more_dense, more_lexical = self._coreference(ctx)
-        extra: list[tuple[str, list[Hit]]] = []
+        extra: list[tuple[str, list[Hit], set[str]]] = []
         if probe.entities:
             ent_terms = lexical_terms(" ".join(probe.entities))
-            extra.append(("entity", self._lexical(ctx, ent_terms, path="entity")))
+            hits = self._lexical(ctx, ent_terms, path="entity")
+            # "Thanks, Mel!" was said to Mel: no match for a question about her.
+            extra.append(("entity", hits, addressed(hits, probe.entities)))
         if probe.emotion:
             # Feelings recall feelings: "I'm stressed again" finds past stress.
             mood = lexical_terms(probe.emotion)
-            extra.append(("emotion", self._lexical(ctx, mood, path="emotion")))
+            extra.append(("emotion", self._lexical(ctx, mood, path="emotion"), set()))
         recent = self._recent(ctx)
         timed = self._timed(ctx) if probe.window is not None else []
         found = {
@@ -204,9 +207,10 @@ class Searcher:
                 if h.record.status is Status.ACTIVE or h.record.id in woken
             ]
             self._add(pool, path, awake)
-        for path, hits in extra:
-            self._add(pool, path, hits)
+        for path, hits, skip in extra:
+            self._add(pool, path, hits, skip=skip)
         self._feedback(pool, ctx)
+        self._hop(pool, ctx, vector)
         now = ctx.request.now
         for r in recent:
             pool.setdefault(r.id, Candidate(r)).paths["recency"] = recency(r, now)
@@ -298,12 +302,41 @@ class Searcher:
         lenders = {c.record.id for c in top}
         self._add(pool, "feedback", hits, skip=lenders)
 
-    def _dense(self, ctx: RecallContext, vector: Any) -> list[Hit]:
+    def _hop(self, pool: dict[str, Candidate], ctx: RecallContext, vector: Any) -> None:
+        """One dense search from the query plus its best hits (see :mod:`.hop`).
+
+        Only hits clearing the embedder's dense floor join the ``hop``
+        path, and the lenders get no credit from it (it starts from them).
+        """
+        floor = self.rules()[1].dense_floor(ctx.probe.text)
+        lent = lenders(pool, self.policy, floor)
+        if not lent:
+            return
+        hits = self._dense(
+            replace(ctx, limit=self.policy.hop_candidates),
+            hop_vector(vector, lent),
+            ctx.active,
+            path="hop",
+        )
+        skip = {c.record.id for c in lent}
+        for h in hits:
+            if h.record.id in skip or h.score < floor:
+                continue
+            c = pool.setdefault(h.record.id, Candidate(h.record))
+            c.paths["hop"] = max(c.paths.get("hop", 0.0), h.score)
+
+    def _dense(
+        self,
+        ctx: RecallContext,
+        vector: Any,
+        where: Where | None = None,
+        path: str = "dense",
+    ) -> list[Hit]:
         with telemetry.memory_span(
-            telemetry.RECALL_DENSE, kind=telemetry.RETRIEVER, path="dense"
+            telemetry.RECALL_DENSE, kind=telemetry.RETRIEVER, path=path
         ) as span:
             hits = self.backend.search_dense(
-                ctx.namespace, vector, ctx.wake, limit=ctx.limit
+                ctx.namespace, vector, where or ctx.wake, limit=ctx.limit
             )
             span.set_attribute("hindsight.count", len(hits))
             return hits

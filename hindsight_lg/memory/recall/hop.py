@@ -25,7 +25,6 @@ import math
 from collections.abc import Sequence
 
 from hindsight_lg.backends.base import Hit
-from hindsight_lg.memory.language.address import only_addressed
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.graph import seed_score
 from hindsight_lg.memory.recall.result import Candidate
@@ -90,6 +89,10 @@ def addressed(hits: Sequence[Hit], names: Sequence[str]) -> set[str]:
     themselves is found by the speaker path, and a memory they speak in
     is never discounted.
     """
+    # The language readers load with the first capture or recall, not with
+    # the package (tests/test_cli_startup.py).
+    from hindsight_lg.memory.language.address import only_addressed
+
     folded = {n.casefold() for n in names}
     out: set[str] = set()
     for h in hits:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hindsight_lg import HindsightMemory
+from hindsight_lg import HindsightMemory, Policy
 from hindsight_lg.embeddings.base import Vectors
 from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
@@ -136,7 +136,9 @@ async def test_eight_concurrent_turns_do_not_queue_past_the_deadline() -> None:
     """Eight arecalls at once each get a thread: none waits behind another's search."""
     users = [f"u{i}" for i in range(8)]
     store = SlowStore()
-    with HindsightMemory(store, HashingEmbedder()) as memory:
+    # One dense search per recall: the second hop would add another 0.3 s.
+    one_search = Policy(hop_docs=0)
+    with HindsightMemory(store, HashingEmbedder(), policy=one_search) as memory:
         for user in users:
             memory.capture("I prefer green tea over coffee", namespace=user)
         for user in users:  # warm every namespace

@@ -88,9 +88,13 @@ class TenantPrefetch:
                 self._waiting.discard(namespace)
 
     def close(self) -> None:
-        """Let the threads go (loads in flight finish)."""
+        """Drop the queued loads and wait for those in flight.
+
+        The store closes after this: a load still running would reopen it
+        (a Milvus Lite file then stays held by its server).
+        """
         with self._lock:
             pool, self._pool = self._pool, None
             self._closed = True
         if pool is not None:
-            pool.shutdown(wait=False)
+            pool.shutdown(wait=True, cancel_futures=True)

@@ -109,6 +109,14 @@ class NamespaceIndex:
                 continue
             self.dense.put(slot, r.dense)
 
+    def vector(self, memory_id: str) -> list[float]:
+        """The kept vector of ``memory_id`` (unit length), or [] where none is kept."""
+        slot = self._slots.get(memory_id)
+        if slot is None or slot >= len(self.dense.live) or not self.dense.live[slot]:
+            return []
+        found: list[float] = self.dense.matrix[slot].tolist()
+        return found
+
     def _slot(self, memory_id: str) -> int:
         if memory_id not in self._slots:
             self._slots[memory_id] = len(self._ids)

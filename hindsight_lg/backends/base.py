@@ -402,9 +402,19 @@ class MemoryBackend(Protocol):
         ...
 
     def search_dense(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
-        """Nearest records by cosine similarity (score in [-1, 1])."""
+        """Nearest records by cosine similarity (score in [-1, 1]).
+
+        ``vectors=True`` returns each hit's dense vector, in the same search
+        (recall's second hop reuses them); without it a hit may come without.
+        """
         ...
 
     def search_lexical(

@@ -460,7 +460,13 @@ class CachedBackend(ForwardingBackend):
         return [r.replace() for r in rows]
 
     def search_dense(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
         """Exact cosine search over the cached vectors where the cache is exact.
 
@@ -468,24 +474,39 @@ class CachedBackend(ForwardingBackend):
         searches.
         """
         if not self.dense:
-            return self.inner.search_dense(namespace, vector, where, limit=limit)
-        return self.search_dense_local(namespace, vector, where, limit=limit)
+            return self.inner.search_dense(
+                namespace, vector, where, limit=limit, vectors=vectors
+            )
+        return self.search_dense_local(
+            namespace, vector, where, limit=limit, vectors=vectors
+        )
 
     def search_dense_local(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
         """Exact cosine search over the cached vectors, without a store round trip.
 
         Used by the write path's near-duplicate and conflict check, which runs
         once per captured event; falls back to the store for uncached namespaces.
+        ``vectors=True`` gives each hit its kept (unit-length) row or the store's.
         """
         space = self._space(namespace, vectors=True)
         if space is not None and (space.filling or not space.keep_vectors):
             space = self._vectors(namespace, space)
         if space is None:
-            return self.inner.search_dense(namespace, vector, where, limit=limit)
+            return self.inner.search_dense(
+                namespace, vector, where, limit=limit, vectors=vectors
+            )
         with self._lock:
             found = space.nearest(vector, where, limit)
+            if vectors:  # records are cached without theirs: the kept unit rows
+                return [Hit(r.replace(dense=space.vector(r.id)), s) for r, s in found]
         return [Hit(r.replace(), score) for r, score in found]
 
     def _vectors(self, namespace: str, space: NamespaceIndex) -> NamespaceIndex | None:

@@ -125,15 +125,27 @@ class ForwardingBackend:
         return found
 
     def search_dense(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
         hits: list[Hit] = self._forward(
-            "search_dense", namespace, vector, where, limit=limit
+            "search_dense", namespace, vector, where, limit=limit, vectors=vectors
         )
         return hits
 
     def search_dense_local(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
         """Dense search from a read cache below, if any; else :meth:`search_dense`.
 
@@ -141,7 +153,9 @@ class ForwardingBackend:
         takes the cache's exact scan over a store round trip.
         """
         name = LOCAL_DENSE if hasattr(self.inner, LOCAL_DENSE) else "search_dense"
-        hits: list[Hit] = self._forward(name, namespace, vector, where, limit=limit)
+        hits: list[Hit] = self._forward(
+            name, namespace, vector, where, limit=limit, vectors=vectors
+        )
         return hits
 
     def stored_model(self) -> tuple[str, int] | None:

@@ -100,9 +100,18 @@ class InMemoryBackend:
             return [r.replace() for r in rows[:limit]]
 
     def search_dense(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
-        """Exact cosine search over every vector of the namespace, then the filter."""
+        """Exact cosine search over every vector of the namespace, then the filter.
+
+        Hits always carry their vectors (``vectors`` changes nothing here).
+        """
         check_namespace(namespace)
         with self._lock:
             ids, matrix = self._vectors(namespace)

@@ -297,6 +297,19 @@ class BackendContract:
         assert 1.0 == pytest.approx(hits[0].score, abs=1e-4)
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
+    def test_dense_search_with_vectors_returns_each_hits_vector(
+        self, backend: MemoryBackend, namespace: str
+    ) -> None:
+        """``vectors=True`` brings every hit's stored dense vector in the search."""
+        stored = [rec(namespace, t) for t in ("Redis caching", "green tea", "hiking")]
+        put(backend, namespace, *stored)
+        query = stored[0].dense
+        hits = backend.search_dense(namespace, query, Where(), limit=3, vectors=True)
+        by_id = {r.id: r.dense for r in stored}
+        assert sorted(by_id) == sorted(h.record.id for h in hits)
+        for h in hits:
+            np.testing.assert_allclose(h.record.dense, by_id[h.record.id], atol=1e-6)
+
     def test_dense_search_applies_the_filter(
         self, backend: MemoryBackend, namespace: str
     ) -> None:

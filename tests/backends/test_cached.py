@@ -7,6 +7,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -432,3 +434,27 @@ def test_concurrent_writes_reads_and_reloads_leave_the_cache_equal_to_the_store(
             hits = cache.search_lexical(ns, terms(word), Where(), limit=10_000)
             expected = store.search_lexical(ns, terms(word), Where(), limit=10_000)
             assert {h.record.id for h in hits} == {h.record.id for h in expected}
+
+
+@pytest.mark.parametrize("ttl_s", [None, 10.0])
+def test_a_cache_returns_hits_with_their_vectors_when_asked(
+    milvus_pool: Any, namespace: str, ttl_s: float | None
+) -> None:
+    """Served from the cached rows (a Lite file) or by Milvus (a server's cache), and
+    through a wrapper: without ``vectors`` the hits come bare, with it they carry
+    the stored vectors."""
+    from hindsight_lg.memory._traced import traced
+    from hindsight_lg.testing.backend_contract import EMBEDDER, rec
+
+    milvus = milvus_pool.get("hashing", dim=EMBEDDER.dim, model_id=EMBEDDER.model_id)
+    stored = [rec(namespace, t) for t in ("green tea", "Redis caching")]
+    milvus.upsert(namespace, stored)
+    wrapped = traced(CachedBackend(milvus, ttl_s=ttl_s))
+    query = stored[0].dense
+    bare = wrapped.search_dense(namespace, query, Where(), limit=2)
+    full = wrapped.search_dense(namespace, query, Where(), limit=2, vectors=True)
+    assert [0, 0] == [len(h.record.dense) for h in bare]
+    by_id = {r.id: r.dense for r in stored}
+    for h in full:
+        np.testing.assert_allclose(h.record.dense, by_id[h.record.id], atol=1e-6)
+    assert sorted(by_id) == sorted(h.record.id for h in full)

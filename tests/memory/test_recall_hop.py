@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from hindsight_lg import HindsightMemory, MemoryRecord, Policy
+from hindsight_lg.backends import ForwardingBackend
 from hindsight_lg.backends.base import Hit
+from hindsight_lg.backends.cached import CachedBackend
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.memory.language.address import only_addressed
 from hindsight_lg.memory.recall.hop import addressed, hop_vector
 from hindsight_lg.memory.recall.result import Candidate
 from hindsight_lg.model import TURN_KEY
-from hindsight_lg.testing import FrozenClock, HashingEmbedder
+from hindsight_lg.telemetry import RECALL_DENSE
+from hindsight_lg.testing import FrozenClock, HashingEmbedder, capture_spans
 
 
 @pytest.mark.parametrize(
@@ -66,9 +71,28 @@ def _store(memory: HindsightMemory, texts: dict[str, str]) -> dict[str, MemoryRe
     return records
 
 
-def _engine(clock: FrozenClock, **policy: object) -> HindsightMemory:
+class _ServerLike(ForwardingBackend):
+    """Answers as a Milvus server does: records without vectors unless asked."""
+
+    def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        found = super()._forward(name, *args, **kwargs)
+        if kwargs.get("vectors") or not isinstance(found, list):
+            return found
+        return [_bare(x) for x in found]
+
+
+def _bare(x: Any) -> Any:
+    if isinstance(x, Hit):
+        return Hit(x.record.replace(dense=[]), x.score)
+    return x.replace(dense=[]) if isinstance(x, MemoryRecord) else x
+
+
+def _engine(
+    clock: FrozenClock, server: bool = False, **policy: object
+) -> HindsightMemory:
+    inner = InMemoryBackend()
     return HindsightMemory(
-        InMemoryBackend(),
+        CachedBackend(_ServerLike(inner), ttl_s=10.0) if server else inner,
         HashingEmbedder(),
         clock=clock,
         policy=Policy(**policy),  # type: ignore[arg-type]
@@ -106,6 +130,37 @@ def test_the_hop_reaches_a_memory_close_to_the_best_hit_not_to_the_question(
     assert "hop" not in paths[False]["bridge"]
 
 
+def test_the_hop_runs_through_a_read_cache_that_holds_no_vectors(
+    clock: FrozenClock,
+) -> None:
+    """A server's cache loads a recall-only tenant without vectors: the dense
+    search's hits bring them, so the hop reaches the bridge as it does in memory."""
+    memory = _engine(clock, server=True)
+    records = _store(
+        memory,
+        {
+            "hit": "Jon lost his banker job and opened a dance studio downtown",
+            "bridge": "The dance studio downtown hosts a salsa night every Friday",
+        },
+    )
+    with capture_spans() as spans:
+        result = memory.recall(
+            "What did Jon do after the banker job?",
+            namespace="u",
+            explain=True,
+            timeout=None,
+        )
+    [cached] = memory.backend.get("u", [records["bridge"].id])
+    assert [] == cached.dense  # the cache holds no vector to lend
+    assert result.explanation is not None
+    assert result.explanation[records["bridge"].id].get("hop", 0.0) > 0
+    dense = [s for s in spans if s.name == RECALL_DENSE]
+    assert ["dense", "hop"] == sorted(
+        str((s.attributes or {}).get("hindsight.path")) for s in dense
+    )
+    memory.close()
+
+
 def test_an_unrelated_question_still_recalls_nothing_with_the_hop(
     clock: FrozenClock,
 ) -> None:
@@ -130,3 +185,24 @@ def test_the_hop_vector_is_the_unit_sum_and_skips_a_foreign_vector() -> None:
     other = Candidate(MemoryRecord(namespace="u", content="b", dense=[1.0, 0.0, 0.0]))
     v = hop_vector([1.0, 0.0], [same, other])
     assert v == pytest.approx([2**-0.5, 2**-0.5])
+
+
+def test_the_hop_runs_on_every_backend(memory: HindsightMemory, namespace: str) -> None:
+    """In memory and on a Lite file behind its read cache (whose cached records
+    hold no vectors), captured memories lend theirs and the hop reaches the bridge."""
+    for text in (
+        "Jon lost his banker job and opened a dance studio downtown",
+        "The dance studio downtown hosts a salsa night every Friday",
+    ):
+        memory.capture(text, namespace=namespace)
+    result = memory.recall(
+        "What did Jon do after the banker job?",
+        namespace=namespace,
+        explain=True,
+        timeout=None,
+    )
+    assert result.explanation is not None
+    hopped = [
+        memory_id for memory_id, paths in result.explanation.items() if "hop" in paths
+    ]
+    assert 1 == len(hopped)

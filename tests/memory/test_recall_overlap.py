@@ -28,12 +28,20 @@ class SlowDense(ForwardingBackend):
             self.events.append((what, time.monotonic()))
 
     def search_dense(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
         if self.slow:
             self._note("dense start")
             time.sleep(DENSE_S)
-        hits = super().search_dense(namespace, vector, where, limit=limit)
+        hits = super().search_dense(
+            namespace, vector, where, limit=limit, vectors=vectors
+        )
         if self.slow:
             self._note("dense end")
         return hits

@@ -141,7 +141,13 @@ class RecordOps(MilvusCore):
         return records
 
     def search_dense(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
         """Cosine nearest neighbours under the filter."""
         expr = where_expr(check_namespace(namespace), where)
@@ -154,7 +160,7 @@ class RecordOps(MilvusCore):
             anns_field="dense",
             filter=expr,
             limit=limit,
-            output_fields=RECORD_FIELDS,
+            output_fields=self._fields(vectors),
             search_params={"metric_type": "COSINE"},
         )
         return [Hit(self._record(h["entity"]), float(h["distance"])) for h in res[0]]

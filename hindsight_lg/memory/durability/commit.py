@@ -37,7 +37,6 @@ import time
 import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,27 +46,11 @@ from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.errors import StoreError, StoreTimeout, StoreUnavailable
 from hindsight_lg.memory.durability.fanout import Fanout
 from hindsight_lg.memory.durability.spool import Spool, marker_id
-from hindsight_lg.memory.durability.staging import StagedWrites
-from hindsight_lg.model import AuditEntry, Edge, MemoryRecord
+from hindsight_lg.memory.durability.staging import Batch, StagedWrites
+from hindsight_lg.model import AuditEntry, MemoryRecord
 from hindsight_lg.telemetry import SPOOL, degrade
 
 SpoolArg = Spool | str | os.PathLike[str] | None
-
-
-@dataclass(slots=True)
-class Batch:
-    """Staged writes detached for one commit round, and how far each namespace got."""
-
-    records: dict[str, dict[str, MemoryRecord]]
-    edges: dict[str, dict[str, Edge]]
-    audit: dict[str, list[AuditEntry]]
-    captures: list[tuple[str, str]]
-    written: dict[str, set[str]] = field(default_factory=dict)
-    errors: dict[str, Exception] = field(default_factory=dict)
-
-    def namespaces(self) -> list[str]:
-        """Every namespace with writes in the batch, sorted."""
-        return sorted(set(self.records) | set(self.edges) | set(self.audit))
 
 
 class SharedStage(StagedWrites):
@@ -122,7 +105,13 @@ class SharedStage(StagedWrites):
                 self._recent.pop((namespace, i), None)
 
     def search_dense(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
         """Staged rows read under the lock; the store (maybe a tenant's load) outside.
 
@@ -136,7 +125,7 @@ class SharedStage(StagedWrites):
             best = [] if rows is None else rows.best(vec, where, limit).values()
             mine = [Hit(h.record.replace(), h.score) for h in best]
         search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
-        found = search(namespace, vector, where, limit=limit)
+        found = search(namespace, vector, where, limit=limit, vectors=vectors)
         mine += [
             Hit(h.record.replace(), h.score) for h in found if h.record.id not in staged
         ]

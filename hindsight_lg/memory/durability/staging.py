@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,7 +66,13 @@ class StagedWrites(ForwardingBackend):
         return [found[i] for i in dict.fromkeys(ids) if i in found]
 
     def search_dense(
-        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        *,
+        limit: int,
+        vectors: bool = False,
     ) -> list[Hit]:
         """Nearest records, staged ones included and taking precedence.
 
@@ -76,7 +83,8 @@ class StagedWrites(ForwardingBackend):
         """
         # A read cache's exact scan where there is one (see ForwardingBackend).
         search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
-        hits = self._unstaged(namespace, search(namespace, vector, where, limit=limit))
+        found = search(namespace, vector, where, limit=limit, vectors=vectors)
+        hits = self._unstaged(namespace, found)
         rows = self._stacked(namespace)
         if rows is not None:
             hits.update(rows.best(np.asarray(vector, dtype=np.float32), where, limit))
@@ -206,3 +214,19 @@ class _Rows:
                 if len(found) >= limit:
                     break
         return found
+
+
+@dataclass(slots=True)
+class Batch:
+    """Staged writes detached for one commit round, and how far each namespace got."""
+
+    records: dict[str, dict[str, MemoryRecord]]
+    edges: dict[str, dict[str, Edge]]
+    audit: dict[str, list[AuditEntry]]
+    captures: list[tuple[str, str]]
+    written: dict[str, set[str]] = field(default_factory=dict)
+    errors: dict[str, Exception] = field(default_factory=dict)
+
+    def namespaces(self) -> list[str]:
+        """Every namespace with writes in the batch, sorted."""
+        return sorted(set(self.records) | set(self.edges) | set(self.audit))

@@ -10,10 +10,21 @@ direct paths (``policy.probe_weights["hop"]``), so a bridging memory ranks
 after the hits that match the question. It is the dense twin of the
 ``feedback`` path (the best hits' *words*, searched lexically).
 
-Cost: one dense search of ``policy.hop_candidates`` rows, and no model
-call (the stored vectors are reused). A memory without its vector in
-hand (a server's read cache keeps none) lends nothing; with no lender
-the hop is skipped.
+Where the vectors come from: the first dense search brings its hits'
+vectors (``search_dense(..., vectors=True)`` while ``policy.hop_docs`` >
+0), since a read cache keeps its records without them (on a Lite file it
+holds the vectors apart, for its own cosine scan; on a Milvus server it
+often holds none). So the hop runs the same in memory, on a Lite file and
+on every replica of a server, whether or not that replica captured into
+the tenant. A lender is therefore one of the dense search's hits (or, in
+memory, any hit: its records carry their vectors); with no lender the
+hop is skipped.
+
+Cost: no model call and no extra read for the vectors; the first dense
+search returns ``4 * dim`` more bytes per hit (a server sends them over
+the network), and the hop is one more dense search of
+``policy.hop_candidates`` rows after it: an exact scan in process on a
+Lite file, one more Milvus round trip on a server.
 
 Also here: :func:`addressed`, the entity path's rule for names used to
 address someone (:mod:`hindsight_lg.memory.language.address`).

@@ -332,11 +332,14 @@ class Searcher:
         where: Where | None = None,
         path: str = "dense",
     ) -> list[Hit]:
+        # The first searches bring their hits' vectors for the hop to lend, in
+        # the same call: a read cache keeps its records without them (hop.py).
+        lend = path != "hop" and self.policy.hop_docs > 0
         with telemetry.memory_span(
             telemetry.RECALL_DENSE, kind=telemetry.RETRIEVER, path=path
         ) as span:
             hits = self.backend.search_dense(
-                ctx.namespace, vector, where or ctx.wake, limit=ctx.limit
+                ctx.namespace, vector, where or ctx.wake, limit=ctx.limit, vectors=lend
             )
             span.set_attribute("hindsight.count", len(hits))
             return hits
@@ -412,6 +415,8 @@ class Searcher:
             if h.record.id in skip:
                 continue
             c = pool.setdefault(h.record.id, Candidate(h.record))
+            if len(h.record.dense) and not len(c.record.dense):
+                c.record.dense = h.record.dense  # a dense hit's vector, for the hop
             c.paths[path] = max(c.paths.get(path, 0.0), scaled.get(h.record.id, 0.0))
             c.raw[path] = max(c.raw.get(path, 0.0), raw[h.record.id])
             if h.record.status is Status.COLD:

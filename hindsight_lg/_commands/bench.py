@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hindsight_lg.bench.scale import ScaleConfig
@@ -36,6 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--out", default="bench-out/locomo", help="report folder")
     p.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
+    p.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set a recall Policy field for this run (repeatable; JSON values, "
+        "e.g. near_share=0.5); the report labels the run as tuned",
+    )
     p.add_argument(
         "--merge",
         nargs="+",
@@ -104,6 +113,7 @@ def cmd_locomo(args: argparse.Namespace) -> int:
         load_scores,
         run_locomo,
         stderr_progress,
+        tuned_policy,
         write_report,
     )
 
@@ -118,20 +128,40 @@ def cmd_locomo(args: argparse.Namespace) -> int:
         questions=args.questions,
         turns=args.turns,
         cache=not args.no_cache,
+        policy=_policy_fields(args.policy),
     )
     try:
+        tuned_policy(cfg.policy)  # a misspelt field fails before the replay
         if args.merge:
             run = load_scores([Path(d) for d in args.merge])
             convs = tuple(sorted({s.conversation for s in run.scores}))
             cfg = replace(cfg, conversations=convs, budgets=run.budgets)
         else:
             run = run_locomo(cfg, stderr_progress())
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"error: {exc}") from None
     report = write_report(cfg, run, _command_line())
     print(headline(cfg, run))
     print(f"\nreport: {report}")
     return 0
+
+
+def _policy_fields(pairs: list[str]) -> tuple[tuple[str, Any], ...]:
+    """``["near_share=0.5"]`` as ``(("near_share", 0.5),)``; values are JSON."""
+    out: list[tuple[str, Any]] = []
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name.strip():
+            raise SystemExit(f"error: --policy takes FIELD=VALUE, not {pair!r}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            raise SystemExit(
+                f"error: --policy {name}: {raw!r} is not a JSON value "
+                "(numbers as 0.5, flags as true/false, text in double quotes)"
+            ) from None
+        out.append((name.strip(), value))
+    return tuple(out)
 
 
 def cmd_scale(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import sys
@@ -17,6 +18,7 @@ from hindsight_lg.bench.evaluate import Progress, Run, evaluate_conversation, ta
 from hindsight_lg.bench.locomo import load_locomo
 from hindsight_lg.bench.report import plot_lines, plot_recall, recall_table
 from hindsight_lg.embeddings import embedder_from_name
+from hindsight_lg.memory.policy import Policy
 
 TUNED_ON = tuple(range(5))
 
@@ -36,17 +38,59 @@ class LocomoConfig:
     questions: int | None = None
     turns: int | None = None
     cache: bool = True
+    # Policy fields set for this run (``--policy near_share=0.5``); empty:
+    # recall's defaults, which are what users get.
+    policy: tuple[tuple[str, Any], ...] = ()
 
 
-def _open_memory(uri: str, embedder: Any, folder: Path, index: int) -> Any:
+def tuned_policy(fields: Sequence[tuple[str, Any]]) -> Policy:
+    """Recall's default policy with ``fields`` set, checked by name and type.
+
+    Raises:
+        ValueError: a field ``Policy`` does not have, or a value of the
+            wrong type (an int where a float goes is taken).
+
+    Example:
+        >>> tuned_policy([("near_share", 0.5)]).near_share
+        0.5
+    """
+    names = {f.name for f in dataclasses.fields(Policy)}
+    default = Policy()
+    changes: dict[str, Any] = {}
+    for name, value in fields:
+        if name not in names:
+            raise ValueError(f"Policy has no field {name!r} (see docs/recall.md)")
+        changes[name] = _typed(name, getattr(default, name), value)
+    return dataclasses.replace(default, **changes)
+
+
+def _typed(name: str, current: Any, value: Any) -> Any:
+    """``value`` as the type of the field's default (``None`` defaults take any)."""
+    if current is None:
+        return value
+    if isinstance(current, float) and type(value) is int:
+        return float(value)
+    # bool is an int to isinstance; a flag and a count must not mix.
+    if type(value) is not type(current) and not (
+        isinstance(value, type(current)) and type(value) is not bool
+    ):
+        raise ValueError(
+            f"Policy.{name} takes a {type(current).__name__}, not {value!r}"
+        )
+    return value
+
+
+def _open_memory(
+    uri: str, embedder: Any, folder: Path, index: int, policy: Policy
+) -> Any:
     from hindsight_lg import HindsightMemory
     from hindsight_lg.backends import InMemoryBackend
 
     if uri == ":memory:":
-        return HindsightMemory(InMemoryBackend(), embedder)
+        return HindsightMemory(InMemoryBackend(), embedder, policy=policy)
     if uri == "lite":
         uri = str(folder / f"locomo-{index}.db")
-    return HindsightMemory.from_uri(uri, embedder=embedder)
+    return HindsightMemory.from_uri(uri, embedder=embedder, policy=policy)
 
 
 def run_locomo(cfg: LocomoConfig, progress: Progress | None = None) -> Run:
@@ -55,11 +99,12 @@ def run_locomo(cfg: LocomoConfig, progress: Progress | None = None) -> Run:
     cache = cfg.out.parent / "cache" if cfg.cache else None
     embedder = CachedEmbedder(embedder_from_name(cfg.embedder), cache)
     run = Run(budgets=cfg.budgets)
+    policy = tuned_policy(cfg.policy)
     with tempfile.TemporaryDirectory(prefix="hindsight-locomo-") as tmp:
         for conv in convs:
             if progress is not None:
                 progress(f"conversation {conv.index}", 0, len(conv.turns))
-            memory = _open_memory(cfg.uri, embedder, Path(tmp), conv.index)
+            memory = _open_memory(cfg.uri, embedder, Path(tmp), conv.index, policy)
             try:
                 evaluate_conversation(
                     conv,
@@ -156,6 +201,10 @@ def write_report(cfg: LocomoConfig, run: Run, command: str) -> Path:
         f"Embedder: {cfg.embedder}; store: {cfg.uri}; conversations: "
         f"{','.join(map(str, cfg.conversations))}; k: {k}",
     ]
+    if cfg.policy:
+        tuned = ", ".join(f"{n}={v!r}" for n, v in cfg.policy)
+        parts[-1] += f"  \nPolicy (tuned, not recall's defaults): {tuned}"
+
     if run.turns:
         parts += [
             "",

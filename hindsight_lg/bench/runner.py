@@ -18,7 +18,7 @@ from hindsight_lg.bench.evaluate import Progress, Run, evaluate_conversation, ta
 from hindsight_lg.bench.locomo import load_locomo
 from hindsight_lg.bench.report import plot_lines, plot_recall, recall_table
 from hindsight_lg.embeddings import embedder_from_name
-from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory import Policy
 
 TUNED_ON = tuple(range(5))
 

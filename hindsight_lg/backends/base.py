@@ -364,6 +364,20 @@ class Capabilities:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+def asked_vectors(vectors: bool) -> dict[str, bool]:
+    """``search_dense``'s ``vectors`` keyword for a backend below, only when asked.
+
+    A backend written before ``search_dense`` took ``vectors`` keeps serving
+    every search that does not ask for them (recall asks only for its second
+    hop, and falls back where a backend refuses the keyword).
+
+    Example:
+        >>> asked_vectors(False), asked_vectors(True)
+        ({}, {'vectors': True})
+    """
+    return {"vectors": True} if vectors else {}
+
+
 @runtime_checkable
 class MemoryBackend(Protocol):
     """Where memories, edges and the audit trail live.

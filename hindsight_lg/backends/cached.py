@@ -47,7 +47,13 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from hindsight_lg.backends._index import NamespaceIndex
-from hindsight_lg.backends.base import Hit, MemoryBackend, Where, check_namespace
+from hindsight_lg.backends.base import (
+    Hit,
+    MemoryBackend,
+    Where,
+    asked_vectors,
+    check_namespace,
+)
 from hindsight_lg.backends.forwarding import STAMPS, STAMPS_PRUNE_S, ForwardingBackend
 from hindsight_lg.model import Edge, EdgeType, MemoryRecord
 
@@ -475,10 +481,10 @@ class CachedBackend(ForwardingBackend):
         """
         if not self.dense:
             return self.inner.search_dense(
-                namespace, vector, where, limit=limit, vectors=vectors
+                namespace, vector, where, limit=limit, **asked_vectors(vectors)
             )
         return self.search_dense_local(
-            namespace, vector, where, limit=limit, vectors=vectors
+            namespace, vector, where, limit=limit, **asked_vectors(vectors)
         )
 
     def search_dense_local(
@@ -501,7 +507,7 @@ class CachedBackend(ForwardingBackend):
             space = self._vectors(namespace, space)
         if space is None:
             return self.inner.search_dense(
-                namespace, vector, where, limit=limit, vectors=vectors
+                namespace, vector, where, limit=limit, **asked_vectors(vectors)
             )
         with self._lock:
             found = space.nearest(vector, where, limit)

@@ -34,7 +34,13 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from hindsight_lg.backends.base import Capabilities, Hit, MemoryBackend, Where
+from hindsight_lg.backends.base import (
+    Capabilities,
+    Hit,
+    MemoryBackend,
+    Where,
+    asked_vectors,
+)
 from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
 
 #: The optional fast path of a read cache (an exact dense search of the
@@ -134,7 +140,12 @@ class ForwardingBackend:
         vectors: bool = False,
     ) -> list[Hit]:
         hits: list[Hit] = self._forward(
-            "search_dense", namespace, vector, where, limit=limit, vectors=vectors
+            "search_dense",
+            namespace,
+            vector,
+            where,
+            limit=limit,
+            **asked_vectors(vectors),
         )
         return hits
 
@@ -154,7 +165,7 @@ class ForwardingBackend:
         """
         name = LOCAL_DENSE if hasattr(self.inner, LOCAL_DENSE) else "search_dense"
         hits: list[Hit] = self._forward(
-            name, namespace, vector, where, limit=limit, vectors=vectors
+            name, namespace, vector, where, limit=limit, **asked_vectors(vectors)
         )
         return hits
 

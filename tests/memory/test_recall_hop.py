@@ -206,3 +206,39 @@ def test_the_hop_runs_on_every_backend(memory: HindsightMemory, namespace: str) 
         memory_id for memory_id, paths in result.explanation.items() if "hop" in paths
     ]
     assert 1 == len(hopped)
+
+
+class _BeforeVectors(InMemoryBackend):
+    """A backend written before ``search_dense`` took ``vectors``."""
+
+    def search_dense(  # type: ignore[override]
+        self, namespace: str, vector: Any, where: Any, *, limit: int
+    ) -> list[Hit]:
+        return super().search_dense(namespace, vector, where, limit=limit)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_backend_without_the_vectors_keyword_still_captures_and_recalls(
+    clock: FrozenClock, cached: bool
+) -> None:
+    """Captures never ask it for vectors; recall asks once, then lends what its
+    hits carry (this one's carry their vectors, so the hop still runs)."""
+    inner = _BeforeVectors()
+    backend = CachedBackend(inner, ttl_s=10.0) if cached else inner
+    memory = HindsightMemory(backend, HashingEmbedder(), clock=clock)
+    for text in (
+        "Jon lost his banker job and opened a dance studio downtown",
+        "The dance studio downtown hosts a salsa night every Friday",
+    ):
+        memory.capture(text, namespace="u")
+    memory.flush()
+    for _ in range(2):  # the second recall does not ask again
+        result = memory.recall(
+            "What did Jon do after the banker job?",
+            namespace="u",
+            explain=True,
+            timeout=None,
+        )
+        assert result.explanation is not None
+        assert any("hop" in p for p in result.explanation.values())
+    memory.close()

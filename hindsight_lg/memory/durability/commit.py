@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from hindsight_lg.backends import ForwardingBackend, StoreHandle, combines_writes
-from hindsight_lg.backends.base import Hit, MemoryBackend, Where
+from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
 from hindsight_lg.errors import StoreError, StoreTimeout, StoreUnavailable
 from hindsight_lg.memory.durability.fanout import Fanout
 from hindsight_lg.memory.durability.spool import Spool, marker_id
@@ -125,7 +125,7 @@ class SharedStage(StagedWrites):
             best = [] if rows is None else rows.best(vec, where, limit).values()
             mine = [Hit(h.record.replace(), h.score) for h in best]
         search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
-        found = search(namespace, vector, where, limit=limit, vectors=vectors)
+        found = search(namespace, vector, where, limit=limit, **asked_vectors(vectors))
         mine += [
             Hit(h.record.replace(), h.score) for h in found if h.record.id not in staged
         ]

@@ -19,7 +19,13 @@ import numpy as np
 
 from hindsight_lg._text import terms as terms_of
 from hindsight_lg.backends import ForwardingBackend
-from hindsight_lg.backends.base import Hit, MemoryBackend, Where, check_writes
+from hindsight_lg.backends.base import (
+    Hit,
+    MemoryBackend,
+    Where,
+    asked_vectors,
+    check_writes,
+)
 from hindsight_lg.model import AuditEntry, Edge, MemoryRecord
 
 
@@ -83,7 +89,7 @@ class StagedWrites(ForwardingBackend):
         """
         # A read cache's exact scan where there is one (see ForwardingBackend).
         search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
-        found = search(namespace, vector, where, limit=limit, vectors=vectors)
+        found = search(namespace, vector, where, limit=limit, **asked_vectors(vectors))
         hits = self._unstaged(namespace, found)
         rows = self._stacked(namespace)
         if rows is not None:

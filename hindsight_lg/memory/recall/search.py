@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import functools
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
@@ -13,7 +14,7 @@ from typing import Any
 from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends import LIVE, REFRESH
-from hindsight_lg.backends.base import Hit, MemoryBackend, Where
+from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
 from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory._pending import Pending
 from hindsight_lg.memory.policy import Policy
@@ -112,6 +113,9 @@ class Searcher:
         self.reranker = reranker
         self._rules: tuple[WakeRule, RelevanceRule] | None = None
         self._rules_lock = threading.Lock()
+        # False once the backend refused search_dense's ``vectors`` keyword
+        # (one written before it existed): the hop then lends what hits carry.
+        self._lends = True
 
     def rules(self) -> tuple[WakeRule, RelevanceRule]:
         """The wake and relevance rules, measured on the embedder at first use.
@@ -334,13 +338,24 @@ class Searcher:
     ) -> list[Hit]:
         # The first searches bring their hits' vectors for the hop to lend, in
         # the same call: a read cache keeps its records without them (hop.py).
-        lend = path != "hop" and self.policy.hop_docs > 0
+        lend = path != "hop" and self.policy.hop_docs > 0 and self._lends
         with telemetry.memory_span(
             telemetry.RECALL_DENSE, kind=telemetry.RETRIEVER, path=path
         ) as span:
-            hits = self.backend.search_dense(
-                ctx.namespace, vector, where or ctx.wake, limit=ctx.limit, vectors=lend
+            search = functools.partial(
+                self.backend.search_dense,
+                ctx.namespace,
+                vector,
+                where or ctx.wake,
+                limit=ctx.limit,
             )
+            try:
+                hits = search(**asked_vectors(lend))
+            except TypeError as exc:
+                if not lend or "vectors" not in str(exc):
+                    raise
+                self._lends = False
+                hits = search()
             span.set_attribute("hindsight.count", len(hits))
             return hits
 

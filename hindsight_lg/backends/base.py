@@ -361,6 +361,9 @@ class Capabilities:
 
     bm25: bool = False
     name: str = "unknown"
+    #: Each call crosses a network (a Milvus server): a second search in a row
+    #: costs a round trip, not a scan in process.
+    remote: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 
 

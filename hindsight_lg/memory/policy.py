@@ -116,6 +116,10 @@ class Policy:
     # its first hop_candidates hits join the pool on the "hop" path.
     hop_docs: int = 2
     hop_candidates: int = 20
+    # Against a store whose calls cross a network (a Milvus server) the hop's
+    # search is one more round trip after the first, about doubling a recall:
+    # it runs there only when this is set.
+    hop_over_network: bool = False
     full_text_share: float = 0.1
     # The best this many turns are shown whole (the other events recall found
     # of each follow it); past them, repeated turns come last.

@@ -8,7 +8,7 @@ import pytest
 
 from hindsight_lg import HindsightMemory, MemoryRecord, Policy
 from hindsight_lg.backends import ForwardingBackend
-from hindsight_lg.backends.base import Hit
+from hindsight_lg.backends.base import Capabilities, Hit
 from hindsight_lg.backends.cached import CachedBackend
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.memory.language.address import only_addressed
@@ -241,4 +241,50 @@ def test_a_backend_without_the_vectors_keyword_still_captures_and_recalls(
         )
         assert result.explanation is not None
         assert any("hop" in p for p in result.explanation.values())
+    memory.close()
+
+
+class _Remote(_ServerLike):
+    """A server-like store whose calls cross a network."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(bm25=True, name="remote", remote=True)
+
+
+@pytest.mark.parametrize("over_network", [False, True])
+def test_the_hop_crosses_a_network_only_when_the_policy_says_so(
+    clock: FrozenClock, over_network: bool
+) -> None:
+    """Against a remote store the hop's search is one more round trip: by
+    default recall makes one dense search; hop_over_network adds the hop."""
+    memory = HindsightMemory(
+        CachedBackend(_Remote(InMemoryBackend()), ttl_s=10.0),
+        HashingEmbedder(),
+        clock=clock,
+        policy=Policy(hop_over_network=over_network),
+    )
+    records = _store(
+        memory,
+        {
+            "hit": "Jon lost his banker job and opened a dance studio downtown",
+            "bridge": "The dance studio downtown hosts a salsa night every Friday",
+        },
+    )
+    with capture_spans() as spans:
+        result = memory.recall(
+            "What did Jon do after the banker job?",
+            namespace="u",
+            explain=True,
+            timeout=None,
+        )
+    assert result.explanation is not None
+    hopped = result.explanation[records["bridge"].id].get("hop", 0.0) > 0
+    paths = sorted(
+        str((s.attributes or {}).get("hindsight.path"))
+        for s in spans
+        if s.name == RECALL_DENSE
+    )
+    assert (["dense", "hop"] if over_network else ["dense"]) == paths
+    assert over_network == hopped
     memory.close()

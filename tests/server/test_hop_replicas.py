@@ -2,7 +2,9 @@
 
 A replica that captured a tenant holds its vectors in its read cache; one
 that only recalls it holds none. The hop's lenders bring their vectors with
-the first dense search, so both hop from the same point.
+the first dense search, so both hop from the same point. On a server the hop
+is one more round trip, so it runs only with ``Policy(hop_over_network=True)``;
+by default no replica takes it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hindsight_lg import HindsightMemory
+from hindsight_lg import HindsightMemory, Policy
 from hindsight_lg.backends import read_cache_of
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.testing import HashingEmbedder
@@ -58,8 +60,9 @@ def test_a_replica_that_only_recalls_hops_as_the_one_that_captured(
 ) -> None:
     """The same query gives the same hop candidates on both replicas."""
     embedder = HashingEmbedder()
-    writer = HindsightMemory(server_backend, embedder)
-    reader = HindsightMemory(reader_store, embedder)
+    hop = Policy(hop_over_network=True)
+    writer = HindsightMemory(server_backend, embedder, policy=hop)
+    reader = HindsightMemory(reader_store, embedder, policy=hop)
     try:
         ids = [r.id for t in TURNS for r in writer.capture(t, namespace=namespace)]
         assert len(ids) >= 3
@@ -75,3 +78,20 @@ def test_a_replica_that_only_recalls_hops_as_the_one_that_captured(
     assert {"writer": True, "reader": False} == kept
     assert hops["writer"]
     assert hops["writer"] == hops["reader"]
+
+
+def test_by_default_no_replica_takes_the_hop_on_a_server(
+    server_backend: MilvusBackend, reader_store: MilvusBackend, namespace: str
+) -> None:
+    """Without hop_over_network neither replica makes the hop's second search."""
+    embedder = HashingEmbedder()
+    writer = HindsightMemory(server_backend, embedder)
+    reader = HindsightMemory(reader_store, embedder)
+    try:
+        for t in TURNS:
+            writer.capture(t, namespace=namespace)
+        assert server_backend.capabilities.remote
+        assert {} == _hops(writer, namespace) == _hops(reader, namespace)
+    finally:
+        writer.close()
+        reader.close()

@@ -136,6 +136,7 @@ class SetupOps(MilvusCore):
         self.capabilities = Capabilities(
             bm25=any(f.get("name") == "sparse" for f in fields),
             name=self.capabilities.name,
+            remote=self.capabilities.remote,
         )
         if not self.is_lite and "tenancy" not in stored and tenancy == "filter":
             # Made before tenancy partitions were chosen at creation.

@@ -92,7 +92,7 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
         self.active_prefix = prefix
         self.timeout = timeout
         self.capabilities = Capabilities(
-            name="milvus-lite" if self.is_lite else "milvus"
+            name="milvus-lite" if self.is_lite else "milvus", remote=not self.is_lite
         )
         # Lite only: a server keeps its own data safe; a Lite file that lost
         # rows is caught by the ledger (see _integrity).

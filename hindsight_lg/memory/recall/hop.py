@@ -24,7 +24,10 @@ Cost: no model call and no extra read for the vectors; the first dense
 search returns ``4 * dim`` more bytes per hit (a server sends them over
 the network), and the hop is one more dense search of
 ``policy.hop_candidates`` rows after it: an exact scan in process on a
-Lite file, one more Milvus round trip on a server.
+Lite file, one more Milvus round trip on a server. That round trip about
+doubles a recall on a server, so against a store whose calls cross a
+network (``Capabilities.remote``) the hop runs only with
+``policy.hop_over_network``.
 
 Also here: :func:`addressed`, the entity path's rule for names used to
 address someone (:mod:`hindsight_lg.memory.language.address`).

@@ -312,6 +312,8 @@ class Searcher:
         Only hits clearing the embedder's dense floor join the ``hop``
         path, and the lenders get no credit from it (it starts from them).
         """
+        if not self._hopping():
+            return
         floor = self.rules()[1].dense_floor(ctx.probe.text)
         lent = lenders(pool, self.policy, floor)
         if not lent:
@@ -329,6 +331,12 @@ class Searcher:
             c = pool.setdefault(h.record.id, Candidate(h.record))
             c.paths["hop"] = max(c.paths.get("hop", 0.0), h.score)
 
+    def _hopping(self) -> bool:
+        """Whether recall takes the second hop with this store (see Policy)."""
+        p = self.policy
+        remote = getattr(self.backend.capabilities, "remote", False)
+        return p.hop_docs > 0 and (p.hop_over_network or not remote)
+
     def _dense(
         self,
         ctx: RecallContext,
@@ -338,7 +346,7 @@ class Searcher:
     ) -> list[Hit]:
         # The first searches bring their hits' vectors for the hop to lend, in
         # the same call: a read cache keeps its records without them (hop.py).
-        lend = path != "hop" and self.policy.hop_docs > 0 and self._lends
+        lend = path != "hop" and self._hopping() and self._lends
         with telemetry.memory_span(
             telemetry.RECALL_DENSE, kind=telemetry.RETRIEVER, path=path
         ) as span:

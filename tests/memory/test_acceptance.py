@@ -103,7 +103,9 @@ def test_recall_reports_paths_and_annotates_the_prompt(
     assert all(0.0 <= v <= 1.0 for v in top.paths.values())
     day = spoken_date(clock.now)
     prompt = result.to_prompt()
-    assert f"[preference · {day} · conf 1.0" in prompt
+    # The day heads its lines once; the line itself keeps kind and confidence.
+    assert f"\n{day}:\n- [preference · conf 1.0" in prompt
+    assert f"[preference · {day} · conf 1.0" in top.line
     assert "the current conversation wins" in prompt
     assert prompt.rstrip().endswith("</memories>")
 

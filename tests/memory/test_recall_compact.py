@@ -194,7 +194,7 @@ def test_the_budget_shortcut_never_cuts_a_line_that_fits(
     """Assembly skips rendering a memory whose shortest line exceeds what is left;
     no line of it, compact or full, in its turn's words or not, is shorter."""
     from hindsight_lg._text import approx_tokens
-    from hindsight_lg.memory.recall.lines import least_tokens
+    from hindsight_lg.memory.recall.lines import day_cost, least_tokens
     from hindsight_lg.memory.recall.result import spoken_date
 
     record = MemoryRecord(
@@ -209,8 +209,12 @@ def test_the_budget_shortcut_never_cuts_a_line_that_fits(
         record.meta["turn"] = around.format(record.content)
     when = spoken_date(record.event_time)
     for full, compact in ((False, True), (True, False)):
-        line = render_line(record, full=full, compact=compact, window=window)
-        assert least_tokens(when, record, full) <= approx_tokens(line) + 1
+        line = render_line(
+            record, full=full, compact=compact, window=window, dated=False
+        )
+        for new_day in (True, False):
+            cost = approx_tokens(line) + 1 + day_cost(when, new_day)
+            assert least_tokens(when, record, full, new_day) <= cost
 
 
 @given(when=st.floats(min_value=-1e9, max_value=4e9))

@@ -146,29 +146,38 @@ def speakers(record: MemoryRecord) -> str:
 
 
 def compact_head(record: MemoryRecord, when: str) -> str:
-    """A compact line's annotations: the date, the kind unless a plain event, the
-    confidence unless certain, a status unless active, who spoke."""
+    """A compact line's annotations: the date (``when``; empty under a day's
+    heading), the kind unless a plain event, the confidence unless certain, a
+    status unless active, who spoke."""
     kind = "" if record.kind is Kind.EVENT else f" {record.kind.value}"
     conf = "" if record.confidence >= 1.0 else f" conf {record.confidence:.1f}"
     status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
-    return f"- [{when}{kind}{conf}]{status}{speakers(record)} "
+    inner = f"{when}{kind}{conf}".strip()
+    bracket = f" [{inner}]" if inner else ""
+    return f"-{bracket}{status}{speakers(record)} "
 
 
 def full_head(record: MemoryRecord, when: str) -> str:
-    """A full line's annotations: kind, date, confidence, source, id, status, who spoke."""
+    """A full line's annotations: kind, date (``when``; empty under a day's
+    heading), confidence, source, id, status, who spoke."""
     status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
+    dated = f" · {when}" if when else ""
     return (
-        f"- [{record.kind.value} · {when} · conf {record.confidence:.1f} · "
+        f"- [{record.kind.value}{dated} · conf {record.confidence:.1f} · "
         f"{record.source_kind.value} · id {inert(record.id[:8])}]{status}"
         f"{speakers(record)} "
     )
 
 
 def annotated_line(
-    record: MemoryRecord, text: str, *, full: bool, compact: bool
+    record: MemoryRecord, text: str, *, full: bool, compact: bool, dated: bool = True
 ) -> str:
-    """``text`` behind ``record``'s annotations (:func:`~.result.render_line`'s header)."""
-    when = spoken_date(record.event_time)
+    """``text`` behind ``record``'s annotations (:func:`~.result.render_line`'s header).
+
+    ``dated=False`` leaves the date out, for a line under its day's heading
+    (:func:`dated_block`).
+    """
+    when = spoken_date(record.event_time) if dated else ""
     head = compact_head(record, when) if compact else full_head(record, when)
     # Every stored field is inert by now (the enums and numbers are ours):
     # neutralising the whole line again is a no-op that holds for any field a
@@ -176,26 +185,67 @@ def annotated_line(
     return neutralise(head + inert(text))
 
 
+def day_heading(when: str) -> str:
+    """The heading of one day's lines in a prompt (:func:`dated_block`)."""
+    return f"{when}:"
+
+
+def dated_block(lines: Sequence[tuple[str, str]]) -> str:
+    """``(day, undated line)`` pairs as the prompt shows them: each day once.
+
+    A date costs about four tokens a line, and the lines of one recall often
+    share a day (several things said in one conversation): each day's heading
+    is written once, above its lines, and the budget this saves goes to more
+    words. Days come in the order of their best line; a day's lines keep
+    their rank order.
+
+    Example:
+        >>> print(dated_block([("8 May 2023", "- Ann: a"), ("1 June 2023", "- b"),
+        ...                    ("8 May 2023", "- c")]))
+        8 May 2023:
+        - Ann: a
+        - c
+        1 June 2023:
+        - b
+    """
+    days: dict[str, list[str]] = {}
+    for day, line in lines:
+        days.setdefault(day, []).append(neutralise(line))
+    return "\n".join(
+        row
+        for day, rows in days.items()
+        for row in (neutralise(day_heading(day)), *rows)
+    )
+
+
 def neutralise(line: str) -> str:
     """``line`` on one visible line with no ``<`` or ``>``; idempotent on inert text."""
     return one_visible_line(line).replace("<", "&lt;").replace(">", "&gt;")
 
 
-def least_tokens(when: str, record: MemoryRecord, full: bool = False) -> int:
+def least_tokens(
+    when: str, record: MemoryRecord, full: bool = False, new_day: bool = True
+) -> int:
     """Tokens of the shortest line of ``record`` rendered ``full`` or compact.
 
     Its annotations, and its text unless a summary may stand in for it: a
     full line, and any line of a memory without a summary, shows the
     memory's words (within its turn's or alone), and printable ASCII loses
-    no character on the way. Assembly cuts a memory as over budget without
+    no character on the way, plus its day's heading when ``new_day`` (no
+    line shows that day yet). Assembly cuts a memory as over budget without
     rendering it (a window, a focused summary) when not even this fits; a
     deep pool has many of those.
     """
-    head = full_head(record, when) if full else compact_head(record, when)
+    head = full_head(record, "") if full else compact_head(record, "")
     flat = " ".join(record.content.split()) if full or not record.summary else ""
     if not (flat.isascii() and flat.isprintable()):
         flat = ""
-    return approx_tokens(one_visible_line(head + flat)) + 1
+    return approx_tokens(one_visible_line(head + flat)) + 1 + day_cost(when, new_day)
+
+
+def day_cost(when: str, new_day: bool) -> int:
+    """Tokens a line adds for its day: its heading's, if no line shows the day yet."""
+    return approx_tokens(day_heading(when)) + 1 if new_day else 0
 
 
 def spoken_date(when: float) -> str:

@@ -23,6 +23,8 @@ from hindsight_lg.memory.recall.lines import (
     Words,
     annotated_line,
     content_words,
+    dated_block,
+    day_cost,
     least_tokens,
     near_duplicate,
     neutralise,
@@ -302,9 +304,11 @@ def size_k(query: str, k: int | None) -> int:
 class RecalledMemory:
     """One memory in a recall result, with its score and per-path contributions.
 
-    ``line`` is what the prompt shows for it; it is empty for a memory shown
-    within another memory's line (a fragment of the same turn).
-    ``breakdown`` says how ``score`` was made (:mod:`.breakdown`).
+    ``line`` is its annotated line, date included; it is empty for a memory
+    shown within another memory's line (a fragment of the same turn). The
+    prompt shows ``undated`` under the heading of ``day``
+    (:meth:`RecallResult.to_prompt`). ``breakdown`` says how ``score`` was
+    made (:mod:`.breakdown`).
     """
 
     record: MemoryRecord
@@ -313,6 +317,8 @@ class RecalledMemory:
     line: str
     full: bool
     breakdown: Breakdown | None = None
+    day: str = ""
+    undated: str = ""
 
     @property
     def id(self) -> str:
@@ -359,14 +365,21 @@ class RecallResult:
         """The memories as a fenced, annotated block for a model's context.
 
         Content is escaped and fenced so stored text cannot close the block or
-        pose as instructions; the header says the conversation wins.
+        pose as instructions; the header says the conversation wins. Lines
+        sit under the heading of their day, each day written once
+        (:func:`~.lines.dated_block`); memories built by hand without a
+        ``day`` show their own dated lines.
         """
         if not self.memories:
             return ""
-        # Lines from render_line are already inert and this is a no-op on
-        # them; a line built by hand still cannot break out of the block.
         # A memory shown within another line of its turn has no line of its own.
-        lines = "\n".join(neutralise(m.line) for m in self.memories if m.line)
+        shown = [m for m in self.memories if m.line]
+        if all(m.day and m.undated for m in shown):
+            lines = dated_block([(m.day, m.undated) for m in shown])
+        else:
+            # Lines from render_line are already inert and this is a no-op on
+            # them; a line built by hand still cannot break out of the block.
+            lines = "\n".join(neutralise(m.line) for m in shown)
         return f"{HEADER}\n<memories>\n{lines}\n</memories>"
 
 
@@ -403,6 +416,7 @@ def render_line(
     compact: bool = False,
     focus: Collection[str] = (),
     window: int = 0,
+    dated: bool = True,
 ) -> str:
     """One annotated line: kind, when, confidence, source, id, then the text.
 
@@ -414,10 +428,11 @@ def render_line(
     a line, a quarter of a typical dialogue turn, so dropping them fits more
     memories in the same budget. ``window`` > 0 shows a fragment with the
     words of its turn around it, within that many characters
-    (:func:`~hindsight_lg.memory.recall.lines.turn_window`).
+    (:func:`~hindsight_lg.memory.recall.lines.turn_window`). ``dated=False``
+    leaves the date to the day's heading above the line.
     """
     text = line_text(record, full=full, focus=focus, window=window)
-    return annotated_line(record, text, full=full, compact=compact)
+    return annotated_line(record, text, full=full, compact=compact, dated=dated)
 
 
 def assemble(
@@ -469,8 +484,10 @@ class _Fit:
         self.cut: dict[str, str] = {}
         self.texts: list[str] = []
         self.words: list[Words] = []
+        self.days: set[str] = set()
 
-    def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str]:
+    def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str, str]:
+        """``record``'s text, its dated line and its line under a day's heading."""
         p = self.policy
         if full:
             window = p.turn_chars_full
@@ -479,27 +496,38 @@ class _Fit:
         else:
             window = p.turn_chars
         text = line_text(record, full=full, focus=self.focus, window=window)
-        return text, annotated_line(record, text, full=full, compact=not full)
+        line = annotated_line(record, text, full=full, compact=not full)
+        undated = annotated_line(record, text, full=full, compact=not full, dated=False)
+        return text, line, undated
 
     def take(self, c: Candidate, full: bool) -> None:
-        """Add ``c``'s line if it shows something new and fits; else say why not."""
+        """Add ``c``'s line if it shows something new and fits; else say why not.
+
+        A line costs its tokens under its day's heading, and the heading's
+        when no line chosen so far shows that day (:func:`~.lines.dated_block`).
+        """
         record = c.record
         if shown_already(record.content, self.texts):
             # Shown within another line of its turn: returned, at no cost.
             self._add(c, "", False)
             return
         when = spoken_date(record.event_time)
-        if full and record.summary and least_tokens(when, record, True) > self.left:
+        new_day = when not in self.days
+        if (
+            full
+            and record.summary
+            and least_tokens(when, record, True, new_day) > self.left
+        ):
             full = False  # its full line cannot fit: its summary may
-        if least_tokens(when, record, full) > self.left:
+        if least_tokens(when, record, full, new_day) > self.left:
             self.cut[record.id] = "over budget"
             return
-        text, line = self._render(record, full)
-        cost = approx_tokens(line) + 1
+        text, line, undated = self._render(record, full)
+        cost = approx_tokens(undated) + 1 + day_cost(when, new_day)
         if cost > self.left and full and record.summary:
             full = False
-            text, line = self._render(record, full)
-            cost = approx_tokens(line) + 1
+            text, line, undated = self._render(record, full)
+            cost = approx_tokens(undated) + 1 + day_cost(when, new_day)
         words = content_words(text)
         if self.policy.drop_near_duplicates and near_duplicate(words, self.words):
             self.cut[record.id] = "duplicate"
@@ -511,9 +539,12 @@ class _Fit:
             self.used_full += cost if full else 0
             self.texts.append(" ".join(text.split()))
             self.words.append(words)
-            self._add(c, line, full)
+            self.days.add(when)
+            self._add(c, line, full, when, undated)
 
-    def _add(self, c: Candidate, line: str, full: bool) -> None:
+    def _add(
+        self, c: Candidate, line: str, full: bool, day: str = "", undated: str = ""
+    ) -> None:
         self.chosen.append(
             RecalledMemory(
                 c.record,
@@ -522,6 +553,8 @@ class _Fit:
                 line,
                 full,
                 final_breakdown(c),
+                day,
+                undated,
             )
         )
 

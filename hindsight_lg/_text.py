@@ -31,9 +31,12 @@ _NEGATIONS = frozenset(
 )
 
 
+CHARS_PER_TOKEN = 4
+
+
 def approx_tokens(text: str) -> int:
     """Token estimate used for budgets: ceil(chars / 4), the same for every system."""
-    return math.ceil(len(text) / 4)
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def has_cjk(text: str) -> bool:

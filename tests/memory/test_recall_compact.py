@@ -193,8 +193,7 @@ def test_the_budget_shortcut_never_cuts_a_line_that_fits(
 ) -> None:
     """Assembly skips rendering a memory whose shortest line exceeds what is left;
     no line of it, compact or full, in its turn's words or not, is shorter."""
-    from hindsight_lg._text import approx_tokens
-    from hindsight_lg.memory.recall.lines import day_cost, least_tokens
+    from hindsight_lg.memory.recall.lines import day_chars, least_chars
     from hindsight_lg.memory.recall.result import spoken_date
 
     record = MemoryRecord(
@@ -213,8 +212,8 @@ def test_the_budget_shortcut_never_cuts_a_line_that_fits(
             record, full=full, compact=compact, window=window, dated=False
         )
         for new_day in (True, False):
-            cost = approx_tokens(line) + 1 + day_cost(when, new_day)
-            assert least_tokens(when, record, full, new_day) <= cost
+            cost = len(line) + 1 + day_chars(when, new_day)
+            assert least_chars(when, record, full, new_day) <= cost
 
 
 @given(when=st.floats(min_value=-1e9, max_value=4e9))

@@ -26,7 +26,7 @@ import functools
 import re
 from collections.abc import Sequence
 
-from hindsight_lg._text import approx_tokens, inert, one_visible_line, terms
+from hindsight_lg._text import inert, one_visible_line, terms
 from hindsight_lg.model import TURN_KEY, Kind, MemoryRecord, Status, to_datetime
 
 _DAY_S = 86400.0
@@ -223,10 +223,11 @@ def neutralise(line: str) -> str:
     return one_visible_line(line).replace("<", "&lt;").replace(">", "&gt;")
 
 
-def least_tokens(
+def least_chars(
     when: str, record: MemoryRecord, full: bool = False, new_day: bool = True
 ) -> int:
-    """Tokens of the shortest line of ``record`` rendered ``full`` or compact.
+    """Characters of the shortest line of ``record`` rendered ``full`` or compact,
+    its newline included.
 
     Its annotations, and its text unless a summary may stand in for it: a
     full line, and any line of a memory without a summary, shows the
@@ -240,12 +241,12 @@ def least_tokens(
     flat = " ".join(record.content.split()) if full or not record.summary else ""
     if not (flat.isascii() and flat.isprintable()):
         flat = ""
-    return approx_tokens(one_visible_line(head + flat)) + 1 + day_cost(when, new_day)
+    return len(one_visible_line(head + flat)) + 1 + day_chars(when, new_day)
 
 
-def day_cost(when: str, new_day: bool) -> int:
-    """Tokens a line adds for its day: its heading's, if no line shows the day yet."""
-    return approx_tokens(day_heading(when)) + 1 if new_day else 0
+def day_chars(when: str, new_day: bool) -> int:
+    """Characters a line adds for its day: its heading's, if no line shows the day yet."""
+    return len(day_heading(when)) + 1 if new_day else 0
 
 
 def spoken_date(when: float) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from hindsight_lg._text import (
-    approx_tokens,
+    CHARS_PER_TOKEN,
     focused_summary,
     summarize,
     terms,
@@ -24,8 +24,8 @@ from hindsight_lg.memory.recall.lines import (
     annotated_line,
     content_words,
     dated_block,
-    day_cost,
-    least_tokens,
+    day_chars,
+    least_chars,
     near_duplicate,
     neutralise,
     shown_already,
@@ -451,12 +451,18 @@ def assemble(
     a line that repeats an earlier one, is cut (:mod:`.lines`). Compact
     lines show a shorter window of their turn until ``policy.near_share`` of
     the budget is spent, and their fragment alone past it.
+
+    The budget is counted in characters, as ``approx_tokens`` counts
+    the prompt (``ceil(chars / 4)``): a line costs its characters and its
+    newline, not a rounded-up token count of its own, so the block fills
+    the budget rather than stopping a few percent short of it.
     """
-    fit = _Fit(budget_tokens - approx_tokens(HEADER) - 6, policy, focus)
+    chars = budget_tokens * CHARS_PER_TOKEN
+    fit = _Fit(chars - len(f"{HEADER}\n<memories>\n</memories>"), policy, focus)
     # The best compact lines show their turn's words too (policy.near_share).
-    fit.near_budget = policy.near_share * budget_tokens
+    fit.near_budget = policy.near_share * chars
     floor = policy.stop_below * max((c.score for c in ranked), default=0.0)
-    full_budget = policy.full_text_share * budget_tokens
+    full_budget = policy.full_text_share * chars
     for c in whole_turns_first(ranked, policy.whole_turns):
         if k is not None and len(fit.chosen) >= k:
             fit.cut[c.record.id] = "beyond k"
@@ -464,12 +470,12 @@ def assemble(
             fit.cut[c.record.id] = "irrelevant"
         else:
             fit.take(c, fit.used_full < full_budget or not c.record.summary)
-    used = budget_tokens - fit.left if fit.chosen else 0
+    used = math.ceil((chars - fit.left) / CHARS_PER_TOKEN) if fit.chosen else 0
     return fit.chosen, used, fit.cut
 
 
 class _Fit:
-    """The lines chosen so far, what they show and the budget left."""
+    """The lines chosen so far, what they show and the budget left (in characters)."""
 
     def __init__(self, left: int, policy: Policy, focus: Collection[str]) -> None:
         self.left = left
@@ -516,18 +522,18 @@ class _Fit:
         if (
             full
             and record.summary
-            and least_tokens(when, record, True, new_day) > self.left
+            and least_chars(when, record, True, new_day) > self.left
         ):
             full = False  # its full line cannot fit: its summary may
-        if least_tokens(when, record, full, new_day) > self.left:
+        if least_chars(when, record, full, new_day) > self.left:
             self.cut[record.id] = "over budget"
             return
         text, line, undated = self._render(record, full)
-        cost = approx_tokens(undated) + 1 + day_cost(when, new_day)
+        cost = len(undated) + 1 + day_chars(when, new_day)
         if cost > self.left and full and record.summary:
             full = False
             text, line, undated = self._render(record, full)
-            cost = approx_tokens(undated) + 1 + day_cost(when, new_day)
+            cost = len(undated) + 1 + day_chars(when, new_day)
         words = content_words(text)
         if self.policy.drop_near_duplicates and near_duplicate(words, self.words):
             self.cut[record.id] = "duplicate"

@@ -31,7 +31,8 @@ from hindsight_lg.bench.locomo import (
     replay,
 )
 from hindsight_lg.embeddings import embedder_from_name
-from hindsight_lg.memory.recall.result import Candidate, assemble
+from hindsight_lg.memory.recall.assembly import assemble
+from hindsight_lg.memory.recall.result import Candidate
 
 
 def sources(items: Any) -> list[str]:

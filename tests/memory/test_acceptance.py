@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hindsight_lg import EdgeType, HindsightMemory, Kind, Status
-from hindsight_lg.memory.recall.result import spoken_date
+from hindsight_lg.memory.recall.lines import spoken_date
 from hindsight_lg.testing import FrozenClock
 
 TRIP = "帮我查一下上海明天的天气，另外我下周三要去上海出差，记得提醒我带伞"

@@ -8,14 +8,16 @@ from hypothesis import strategies as st
 from hindsight_lg._text import focused_summary, summarize, terms
 from hindsight_lg.memory.language.encode import extract
 from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall.assembly import (
+    assemble,
+    novel_first,
+    whole_turns_first,
+)
 from hindsight_lg.memory.recall.result import (
     Candidate,
-    assemble,
     fuse_ranks,
     line_text,
-    novel_first,
     render_line,
-    whole_turns_first,
 )
 from hindsight_lg.model import MemoryRecord
 
@@ -193,8 +195,7 @@ def test_the_budget_shortcut_never_cuts_a_line_that_fits(
 ) -> None:
     """Assembly skips rendering a memory whose shortest line exceeds what is left;
     no line of it, compact or full, in its turn's words or not, is shorter."""
-    from hindsight_lg.memory.recall.lines import day_chars, least_chars
-    from hindsight_lg.memory.recall.result import spoken_date
+    from hindsight_lg.memory.recall.lines import day_chars, least_chars, spoken_date
 
     record = MemoryRecord(
         namespace="u",
@@ -221,7 +222,7 @@ def test_a_spoken_date_is_the_utc_day_of_its_time(when: float) -> None:
     """The calendar day of ``when`` in UTC, whichever second of the day it is."""
     from hypothesis import assume
 
-    from hindsight_lg.memory.recall.result import spoken_date
+    from hindsight_lg.memory.recall.lines import spoken_date
     from hindsight_lg.model import to_datetime
 
     assume(0.001 < when % 86400 < 86399.999)  # datetime rounds to microseconds

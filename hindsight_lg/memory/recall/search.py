@@ -19,6 +19,7 @@ from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory._pending import Pending
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import relevance, wake
+from hindsight_lg.memory.recall.assembly import assemble
 from hindsight_lg.memory.recall.calibration import spread_of
 from hindsight_lg.memory.recall.graph import Diffusion, seed_score
 from hindsight_lg.memory.recall.hop import addressed, hop_vector, lenders
@@ -27,7 +28,6 @@ from hindsight_lg.memory.recall.result import (
     Candidate,
     Probe,
     RecallResult,
-    assemble,
     build_probe,
     explanation,
     fuse_ranks,

@@ -46,6 +46,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from hindsight_lg.backends._by_ids import SearchByIds, done
 from hindsight_lg.backends._index import NamespaceIndex
 from hindsight_lg.backends.base import (
     Hit,
@@ -70,7 +71,7 @@ _UNKNOWN = object()
 _PREPARERS = 8
 
 
-class CachedBackend(ForwardingBackend):
+class CachedBackend(SearchByIds, ForwardingBackend):
     """Serves reads from a per-namespace cache; see the module notes.
 
     Args:
@@ -327,10 +328,12 @@ class CachedBackend(ForwardingBackend):
                 self._preparing += 1
         if pool is None:  # every worker busy: check here
             self._prepare(namespace)
+            self._note_check(namespace, done())
             return
         run = contextvars.copy_context().run  # spans and logs keep the recall's
         job = pool.submit(run, self._prepare_beside, namespace)
         self._recall.pending = (namespace, job)
+        self._note_check(namespace, job)  # for the recall's dense search
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._preparers is None:
@@ -477,9 +480,15 @@ class CachedBackend(ForwardingBackend):
         """Exact cosine search over the cached vectors where the cache is exact.
 
         Otherwise (a server's expiring cache, an uncached namespace) the store
-        searches.
+        searches; during a recall's check it sends ids only (:mod:`._by_ids`).
         """
         if not self.dense:
+            if (
+                not vectors
+                and (hits := self._search_by_ids(namespace, vector, where, limit))
+                is not None
+            ):
+                return hits
             return self.inner.search_dense(
                 namespace, vector, where, limit=limit, **asked_vectors(vectors)
             )

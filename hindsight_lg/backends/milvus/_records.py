@@ -165,6 +165,30 @@ class RecordOps(MilvusCore):
         )
         return [Hit(self._record(h["entity"]), float(h["distance"])) for h in res[0]]
 
+    def search_dense_ids(
+        self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
+    ) -> list[tuple[str, float]]:
+        """Ids and cosines of the nearest neighbours under the filter, no records.
+
+        For a read cache that holds the namespace and serves the records
+        itself (:mod:`hindsight_lg.backends._by_ids`): the server sends ids, not
+        the documents of every hit for this process to decode.
+        """
+        expr = where_expr(check_namespace(namespace), where)
+        self._flush_if_dirty()
+        res = self._call(
+            "searching memories",
+            self._client.search,
+            self.memories,
+            data=[list(map(float, vector))],
+            anns_field="dense",
+            filter=expr,
+            limit=limit,
+            output_fields=["id"],
+            search_params={"metric_type": "COSINE"},
+        )
+        return [(str(h["entity"]["id"]), float(h["distance"])) for h in res[0]]
+
     def search_lexical(
         self, namespace: str, terms: Sequence[str], where: Where, *, limit: int
     ) -> list[Hit]:

@@ -1,0 +1,112 @@
+"""A server's dense search by ids, the records handed out by the read cache.
+
+A recall's dense search on a Milvus server asks for up to 80 hits (the pool's
+depth, ``Policy.candidates_per_path``), and a hit's record is its whole
+document: the server reads 80 of them out of its segments and this process
+decodes them, while the tenant's records already sit in the read cache.
+When the recall's write-stamps check runs beside the search
+(:meth:`~hindsight_lg.backends.cached.CachedBackend.refresh`), the search
+asks the server for ids and cosines only, and the cache hands out the
+records once the check says it holds what the store holds. A hit the cache
+lacks (another process wrote it after the check) is read by primary key.
+
+What a record shows is then the cache's copy as of the recall's check, the
+state every other path of the same recall reads; which memories are hits,
+and their cosines, are the server's.
+
+On the test server (10,000 memories over 20 tenants, 80 hits), the ids-only
+search took 5.3 / 9.5 ms (p50 / p95) against 8.9 / 13.6 ms for the same
+search with its documents.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from hindsight_lg.backends.base import Hit, Where
+
+if TYPE_CHECKING:
+    from hindsight_lg.backends._index import NamespaceIndex
+    from hindsight_lg.backends.base import MemoryBackend
+    from hindsight_lg.model import MemoryRecord
+
+# The stamps check of the recall running in this context: the cache it
+# belongs to, its namespace, when it started and the job running it. A
+# context variable, not a thread-local: the recall's dense search runs on
+# another thread, in a copy of the recall's context.
+_CHECK: ContextVar[tuple[int, str, float, Future[None]] | None] = ContextVar(
+    "hindsight_recall_check", default=None
+)
+
+
+def done() -> Future[None]:
+    """A finished job, for a check that ran on the recall's own thread."""
+    job: Future[None] = Future()
+    job.set_result(None)
+    return job
+
+
+class SearchByIds:
+    """The part of :class:`~hindsight_lg.backends.cached.CachedBackend` that
+    serves a server's dense hits from the cache (see the module notes)."""
+
+    inner: MemoryBackend
+    check_s: float
+    _lock: threading.RLock
+    _spaces: Any  # OrderedDict[str, NamespaceIndex | None]
+
+    def _note_check(self, namespace: str, job: Future[None]) -> None:
+        """This context's recall checks ``namespace`` in ``job``."""
+        _CHECK.set((id(self), namespace, time.monotonic(), job))
+
+    def _check_of(self, namespace: str) -> Future[None] | None:
+        """The job checking ``namespace`` for the recall of this context, if any.
+
+        Only a check begun within ``check_s``: a later search in the same
+        context (after the recall) is not covered by it.
+        """
+        noted = _CHECK.get()
+        if noted is None:
+            return None
+        owner, checked, began, job = noted
+        if owner != id(self) or checked != namespace:
+            return None
+        return job if time.monotonic() - began <= self.check_s else None
+
+    def _search_by_ids(
+        self, namespace: str, vector: Sequence[float], where: Where, limit: int
+    ) -> list[Hit] | None:
+        """The hits, their records from the cache; ``None``: search as before."""
+        find = getattr(self.inner, "search_dense_ids", None)
+        job = self._check_of(namespace)
+        if find is None or job is None:
+            return None
+        with self._lock:
+            if namespace in self._spaces and self._spaces[namespace] is None:
+                return None  # too large to cache: its records are not here
+        found: list[tuple[str, float]] = find(namespace, vector, where, limit=limit)
+        try:
+            job.result()
+        except Exception:  # the check failed: trust nothing cached
+            held: dict[str, MemoryRecord] = {}
+        else:
+            held = self._held(namespace, [i for i, _ in found])
+        missing = [i for i, _ in found if i not in held]
+        if missing:
+            held.update((r.id, r) for r in self.inner.get(namespace, missing))
+        return [Hit(held[i], score) for i, score in found if i in held]
+
+    def _held(self, namespace: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """Copies of the cached records among ``ids``, if the namespace is current."""
+        with self._lock:
+            space: NamespaceIndex | None = self._spaces.get(namespace)
+            if space is None or space.stamps is None:
+                return {}
+            if time.monotonic() - space.checked_at > self.check_s:
+                return {}
+            return {i: space.records[i].replace() for i in ids if i in space.records}

@@ -218,9 +218,11 @@ def one_visible_line(text: str) -> str:
     """
     # Whitespace controls (newline, U+2028, U+0085...) separate words: they
     # are kept for split(), which turns each run of them into one space.
-    if text.isascii() and text.isprintable():
-        # Printable ASCII hides nothing; the scan below costs a recall of
-        # 10,000 memories about 10 ms.
+    if text.isprintable() and (text.isascii() or not _IGNORABLE_RE.search(text)):
+        # Printable text (no character of the hidden categories, no space but
+        # U+0020) hides nothing unless it holds a default-ignorable letter;
+        # the scan below costs a recall of 10,000 memories about 10 ms, and
+        # most lines are printable ("·", "…" and every CJK line included).
         return " ".join(text.split())
     text = _IGNORABLE_RE.sub("", text)
     shown = "".join(

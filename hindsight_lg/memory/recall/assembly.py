@@ -90,8 +90,12 @@ class _Fit:
         self.words: list[Words] = []
         self.days: set[str] = set()
 
-    def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str, str]:
-        """``record``'s text, its dated line and its line under a day's heading."""
+    def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str]:
+        """``record``'s text and its line under a day's heading.
+
+        The dated line (:attr:`RecalledMemory.line`) is built only for a
+        line that is chosen: most candidates of a deep pool are not.
+        """
         p = self.policy
         if full:
             window = p.turn_chars_full
@@ -100,9 +104,8 @@ class _Fit:
         else:
             window = p.turn_chars
         text = line_text(record, full=full, focus=self.focus, window=window)
-        line = annotated_line(record, text, full=full, compact=not full)
         undated = annotated_line(record, text, full=full, compact=not full, dated=False)
-        return text, line, undated
+        return text, undated
 
     def take(self, c: Candidate, full: bool) -> None:
         """Add ``c``'s line if it shows something new and fits; else say why not.
@@ -126,11 +129,11 @@ class _Fit:
         if least_chars(when, record, full, new_day) > self.left:
             self.cut[record.id] = "over budget"
             return
-        text, line, undated = self._render(record, full)
+        text, undated = self._render(record, full)
         cost = len(undated) + 1 + day_chars(when, new_day)
         if cost > self.left and full and record.summary:
             full = False
-            text, line, undated = self._render(record, full)
+            text, undated = self._render(record, full)
             cost = len(undated) + 1 + day_chars(when, new_day)
         words = content_words(text)
         if self.policy.drop_near_duplicates and near_duplicate(words, self.words):
@@ -144,6 +147,7 @@ class _Fit:
             self.texts.append(" ".join(text.split()))
             self.words.append(words)
             self.days.add(when)
+            line = annotated_line(record, text, full=full, compact=not full)
             self._add(c, line, full, when, undated)
 
     def _add(

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from hindsight_lg.backends.milvus import MilvusBackend
+
 ROOT = Path(__file__).resolve().parents[2]
 SEEN_WITHIN = 20.0
 
@@ -71,6 +73,11 @@ def replicas(milvus_server_uri: str) -> Iterator[list[Replica]]:
     yield started
     for r in started:
         r.close()
+    cleanup = MilvusBackend.from_uri(milvus_server_uri, prefix=prefix)
+    for collection in cleanup._client.list_collections():
+        if collection.startswith(prefix + "_"):
+            cleanup._client.drop_collection(collection)
+    cleanup.close()
 
 
 def test_a_capture_on_one_replica_is_recalled_by_another(

@@ -8,7 +8,9 @@ When the recall's write-stamps check runs beside the search
 (:meth:`~hindsight_lg.backends.cached.CachedBackend.refresh`), the search
 asks the server for ids and cosines only, and the cache hands out the
 records once the check says it holds what the store holds. A hit the cache
-lacks (another process wrote it after the check) is read by primary key.
+lacks (another process wrote it after the check) is read by primary key. A
+tenant not cached when the search starts (its check loads it) gets the
+server's documents: one round trip rather than a search and a read by id.
 
 What a record shows is then the cache's copy as of the recall's check, the
 state every other path of the same recall reads; which memories are hits,
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import Future
 from contextvars import ContextVar
@@ -36,11 +39,12 @@ if TYPE_CHECKING:
     from hindsight_lg.model import MemoryRecord
 
 # The stamps check of the recall running in this context: the cache it
-# belongs to, its namespace, when it started and the job running it. A
+# belongs to (a weak reference: an id could be another cache's once this one
+# is gone), its namespace, when it started and the job running it. A
 # context variable, not a thread-local: the recall's dense search runs on
 # another thread, in a copy of the recall's context.
-_CHECK: ContextVar[tuple[int, str, float, Future[None]] | None] = ContextVar(
-    "hindsight_recall_check", default=None
+_CHECK: ContextVar[tuple[weakref.ref[Any], str, float, Future[None]] | None] = (
+    ContextVar("hindsight_recall_check", default=None)
 )
 
 
@@ -62,7 +66,7 @@ class SearchByIds:
 
     def _note_check(self, namespace: str, job: Future[None]) -> None:
         """This context's recall checks ``namespace`` in ``job``."""
-        _CHECK.set((id(self), namespace, time.monotonic(), job))
+        _CHECK.set((weakref.ref(self), namespace, time.monotonic(), job))
 
     def _check_of(self, namespace: str) -> Future[None] | None:
         """The job checking ``namespace`` for the recall of this context, if any.
@@ -74,7 +78,7 @@ class SearchByIds:
         if noted is None:
             return None
         owner, checked, began, job = noted
-        if owner != id(self) or checked != namespace:
+        if owner() is not self or checked != namespace:
             return None
         return job if time.monotonic() - began <= self.check_s else None
 
@@ -87,8 +91,11 @@ class SearchByIds:
         if find is None or job is None:
             return None
         with self._lock:
-            if namespace in self._spaces and self._spaces[namespace] is None:
-                return None  # too large to cache: its records are not here
+            if self._spaces.get(namespace) is None:
+                # Not cached (the check loads it) or too large to cache: the
+                # records are not here, and reading them by id after the
+                # search would be a second round trip.
+                return None
         found: list[tuple[str, float]] = find(namespace, vector, where, limit=limit)
         try:
             job.result()

@@ -8,6 +8,7 @@ path runs against a real Milvus server in ``tests/server/test_by_ids.py``.
 from __future__ import annotations
 
 import contextvars
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -116,3 +117,33 @@ def test_vectors_asked_send_the_full_search() -> None:
     hits = cache.search_dense("u", _query(), Where(), limit=4, vectors=True)
     assert hits and all(h.record.dense for h in hits)
     assert (0, 1) == (store.by_ids, store.full)
+
+
+def test_a_tenant_not_cached_yet_gets_the_full_search() -> None:
+    """Its check is loading it: the store's records, not ids and a read by id."""
+    store = _SlowLoad()
+    cache = CachedBackend(store, ttl_s=10.0)  # type: ignore[arg-type]
+    store.inner.upsert("u", _records(6))
+    gets = store.gets
+    cache.refresh("u")
+    assert store.loading.wait(5)  # the check's load has begun, and waits
+    try:
+        found = _beside(cache)
+    finally:
+        store.release.set()
+    assert found and (0, 1) == (store.by_ids, store.full)
+    assert gets == store.gets
+
+
+class _SlowLoad(_Searched):
+    """A store whose tenant load waits until the test releases it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loading = threading.Event()
+        self.release = threading.Event()
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        self.loading.set()
+        self.release.wait(5)
+        return super().query(*args, **kwargs)

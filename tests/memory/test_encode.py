@@ -29,6 +29,15 @@ REF = 1_686_756_600.0
         ("记得提醒我带伞", Kind.TASK),
         ("帮我查一下上海明天的天气", Kind.QUERY),
         ("以后都用中文回答", Kind.RULE),
+        # A rule is an instruction to the assistant; a habit told about
+        # oneself is a preference, and "always" in passing is neither.
+        ("Never call me Bob", Kind.RULE),
+        ("Please always reply in English", Kind.RULE),
+        ("总是用中文回答", Kind.RULE),
+        ("I never eat pork", Kind.PREFERENCE),
+        ("We always go camping in July", Kind.PREFERENCE),
+        ("我从不吃猪肉", Kind.PREFERENCE),
+        ("It's always nice to see you", Kind.EVENT),
     ],
 )
 def test_classify(text: str, kind: Kind) -> None:

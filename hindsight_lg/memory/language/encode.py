@@ -26,10 +26,17 @@ from hindsight_lg.model import Kind, SourceKind
 
 _RULES: list[tuple[Kind, re.Pattern[str]]] = [
     (
+        # An instruction to the assistant, not a habit told about oneself:
+        # "Always answer in French", "from now on ...", "you must never ...".
+        # "We always go camping" or "I'll never forget it" is no rule for the
+        # agent (a rule lives 700 days at importance 0.9 and is shown as one).
         Kind.RULE,
         re.compile(
-            r"\b(always|never|from now on|make sure (you|to)|you must|do not ever|rule)\b"
-            r"|总是|永远不要|以后都|务必|一定要|规定|不许|必须",
+            r"\b(from now on|going forward|make sure (you|to)|you must|do not ever|"
+            r"don't ever|i want you to|rule)\b"
+            r"|\byou (should|will|need to) (always|never)\b"
+            r"|^(please |and )?(always|never)\b"
+            r"|永远不要|以后都|从现在起|务必|规定|不许|必须|^请?(总是|一定要)|你(一定要|总是)",
             re.I,
         ),
     ),
@@ -48,9 +55,11 @@ _RULES: list[tuple[Kind, re.Pattern[str]]] = [
         Kind.PREFERENCE,
         re.compile(
             r"\b(i (really )?(like|love|hate|prefer|enjoy|dislike|adore)|i don't like|"
+            # A habit told about oneself: "I never eat pork", "we always camp".
+            r"(i|we)('ve| have)? (always|never|usually)|"
             r"i do not like|my favou?rite|is fine for|works for me|can't stand|"
             r"i'm (a )?fan of|i'm into|not a fan)\b"
-            r"|喜欢|讨厌|偏好|最爱|爱吃|不爱|习惯用|更愿意",
+            r"|喜欢|讨厌|偏好|最爱|爱吃|不爱|习惯用|更愿意|我们?(总是|从不|从来不)",
             re.I,
         ),
     ),

@@ -2,8 +2,10 @@
 
 Each replica is a process (``tests/server/_replica.py``) with its memory open
 and its read cache warm. The bounds: a capture on one replica is recalled by
-another within ``SEEN_WITHIN`` seconds (the read cache's reload interval on a
-server, plus slack for a loaded machine); a forgotten memory is never
+another within ``SEEN_WITHIN`` seconds (the writer's stamp is written by a
+background thread and the other replica's next recall reads it; the bound is
+slack for a loaded machine, the usual delay is one server time tick); a
+forgotten memory is never
 recalled again, by any replica, from the moment ``forget`` returns.
 """
 

@@ -26,15 +26,15 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from hindsight_lg.backends._index import NamespaceIndex
 from hindsight_lg.backends.base import Hit, Where
 
 if TYPE_CHECKING:
-    from hindsight_lg.backends._index import NamespaceIndex
     from hindsight_lg.backends.base import MemoryBackend
     from hindsight_lg.model import MemoryRecord
 
@@ -63,6 +63,7 @@ class SearchByIds:
     check_s: float
     _lock: threading.RLock
     _spaces: Any  # OrderedDict[str, NamespaceIndex | None]
+    _checked: Callable[[str], object]  # CachedBackend's: the space if current
 
     def _note_check(self, namespace: str, job: Future[None]) -> None:
         """This context's recall checks ``namespace`` in ``job``."""
@@ -109,11 +110,13 @@ class SearchByIds:
         return [Hit(held[i], score) for i, score in found if i in held]
 
     def _held(self, namespace: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
-        """Copies of the cached records among ``ids``, if the namespace is current."""
+        """Copies of the cached records among ``ids``, if the namespace is current.
+
+        Current as :meth:`~hindsight_lg.backends.cached.CachedBackend._checked`
+        says: right after the recall's check, with no round trip.
+        """
+        space = self._checked(namespace)
+        if not isinstance(space, NamespaceIndex):
+            return {}
         with self._lock:
-            space: NamespaceIndex | None = self._spaces.get(namespace)
-            if space is None or space.stamps is None:
-                return {}
-            if time.monotonic() - space.checked_at > self.check_s:
-                return {}
             return {i: space.records[i].replace() for i in ids if i in space.records}

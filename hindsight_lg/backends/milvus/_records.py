@@ -150,20 +150,8 @@ class RecordOps(MilvusCore):
         vectors: bool = False,
     ) -> list[Hit]:
         """Cosine nearest neighbours under the filter."""
-        expr = where_expr(check_namespace(namespace), where)
-        self._flush_if_dirty()
-        res = self._call(
-            "searching memories",
-            self._client.search,
-            self.memories,
-            data=[list(map(float, vector))],
-            anns_field="dense",
-            filter=expr,
-            limit=limit,
-            output_fields=self._fields(vectors),
-            search_params={"metric_type": "COSINE"},
-        )
-        return [Hit(self._record(h["entity"]), float(h["distance"])) for h in res[0]]
+        found = self._nearest(namespace, vector, where, limit, self._fields(vectors))
+        return [Hit(self._record(h["entity"]), float(h["distance"])) for h in found]
 
     def search_dense_ids(
         self, namespace: str, vector: Sequence[float], where: Where, *, limit: int
@@ -174,6 +162,18 @@ class RecordOps(MilvusCore):
         itself (:mod:`hindsight_lg.backends._by_ids`): the server sends ids, not
         the documents of every hit for this process to decode.
         """
+        found = self._nearest(namespace, vector, where, limit, ["id"])
+        return [(str(h["entity"]["id"]), float(h["distance"])) for h in found]
+
+    def _nearest(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        where: Where,
+        limit: int,
+        fields: list[str],
+    ) -> list[dict[str, Any]]:
+        """The server's dense hits under the filter, each with ``fields``."""
         expr = where_expr(check_namespace(namespace), where)
         self._flush_if_dirty()
         res = self._call(
@@ -184,10 +184,10 @@ class RecordOps(MilvusCore):
             anns_field="dense",
             filter=expr,
             limit=limit,
-            output_fields=["id"],
+            output_fields=fields,
             search_params={"metric_type": "COSINE"},
         )
-        return [(str(h["entity"]["id"]), float(h["distance"])) for h in res[0]]
+        return list(res[0])
 
     def search_lexical(
         self, namespace: str, terms: Sequence[str], where: Where, *, limit: int

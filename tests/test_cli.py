@@ -79,6 +79,25 @@ def test_recall_prints_scored_memories(
     assert "tokens)" in out.splitlines()[-1]
 
 
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [("   ", "the query is empty"), ("quantum chromodynamics", "bears on this query")],
+)
+def test_a_recall_that_finds_nothing_says_why(
+    demo_output: str,
+    demo_db: str,
+    capsys: pytest.CaptureFixture[str],
+    query: str,
+    reason: str,
+) -> None:
+    """No memory back: stderr says whether the query was empty or nothing bore on it."""
+    argv = ["recall", query, "-n", "demo-user", "--uri", demo_db]
+    assert 0 == main([*argv, "--embedder", "hashing"])
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1].startswith("(0 memories")
+    assert reason in captured.err
+
+
 def test_recall_json_has_paths(
     demo_output: str, demo_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

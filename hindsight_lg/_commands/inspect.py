@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from hindsight_lg._commands import (
     add_store_args,
@@ -81,7 +82,20 @@ def cmd_recall(args: argparse.Namespace) -> int:
     print(
         f"({len(result)} memories, {result.used_tokens}/{result.budget_tokens} tokens)"
     )
+    if not result.memories:
+        print(_why_nothing(args), file=sys.stderr)
     return 0
+
+
+def _why_nothing(args: argparse.Namespace) -> str:
+    """Why a recall returned no memory: an empty query, or nothing bears on it."""
+    if not args.query.strip():
+        return "nothing recalled: the query is empty"
+    return (
+        f"nothing recalled: no memory of {args.namespace!r} bears on this query"
+        " (recall's relevance rule); `hindsight-lg explain QUERY -n NAMESPACE`"
+        " shows every candidate's scores"
+    )
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -29,6 +29,13 @@ class Pending(Generic[T]):
         self._call = call
         self._args = args
 
+    def done_result(self) -> T | None:
+        """The result if the call is done and did not raise, else None; never waits."""
+        future = self._future
+        if future is None or not future.done() or future.exception() is not None:
+            return None
+        return future.result()
+
     def result(self) -> T:
         """The call's result (waiting for it), or its exception raised here."""
         if self._future is None:

@@ -1,8 +1,10 @@
 """The engine's recall call: one checked recall, under its span and deadline.
 
 A recall with a deadline runs on a pool of its own threads and the caller
-waits at most that long: past it the turn goes on with an empty result
-(``timed_out``), and the search finishes in the background, unseen.
+waits at most that long: past it the turn goes on with what the recall's
+dense search found, if that search is done (:mod:`.recall.early`), else
+with an empty result; either is ``timed_out``. The recall finishes in the
+background, unseen.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from hindsight_lg import telemetry
 from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.memory.recall import RecallResult, Searcher
+from hindsight_lg.memory.recall.early import Early
 from hindsight_lg.memory.requests import RecallRequest
 
 
@@ -61,10 +64,22 @@ class RecallPath:
         # The worker thread must see the recall span as its parent: copy the
         # caller's context (executors do not carry contextvars over).
         ctx = contextvars.copy_context()
-        future = self._pool.submit(ctx.run, self._searcher.recall, request)
+        early = Early()
+        future = self._pool.submit(ctx.run, self._searcher.recall, request, early)
         try:
             return future.result(timeout=limit)
         except FutureTimeout:
+            found = early.result()
+            if found is not None and found.memories:
+                telemetry.degrade(
+                    telemetry.TIMEOUT,
+                    f"recall took longer than {limit} s; the turn goes on with "
+                    f"what its dense search found ({_memories(len(found))})",
+                    span,
+                    timeout_s=limit,
+                    namespace=request.namespace,
+                )
+                return found
             telemetry.degrade(
                 telemetry.TIMEOUT,
                 f"recall took longer than {limit} s; the turn goes on without memories",
@@ -78,3 +93,7 @@ class RecallPath:
                 budget_tokens=request.budget_tokens,
                 timed_out=True,
             )
+
+
+def _memories(n: int) -> str:
+    return f"{n} memory" if n == 1 else f"{n} memories"

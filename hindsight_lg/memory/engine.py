@@ -385,7 +385,9 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
                 wait; :data:`DEFAULT_TIMEOUT`: the policy's ``recall_timeout_s``).
 
         Returns:
-            A :class:`RecallResult`; empty (with ``timed_out``) past the deadline.
+            A :class:`RecallResult`. Past the deadline it has ``timed_out``
+            and holds what the recall's dense search found if that search was
+            done (a server's search, beside a tenant's load), else nothing.
         """
         request = recall_request(
             query,

@@ -106,6 +106,10 @@ class Policy:
     # Activation of the entity node of a name the query's relation word
     # resolved to ("my sister" -> Mei) as an extra diffusion seed.
     coreference_activation: float = 0.0
+    # The dense path embeds the question without the names of the people it
+    # asks about (memory/language/people.py): a small embedder reads a shared
+    # name as most of a short text. False embeds the question whole.
+    dense_without_people: bool = True
     feedback_docs: int = 3
     feedback_terms: int = 8
     # A hit lends its words to feedback only when it scores at least this

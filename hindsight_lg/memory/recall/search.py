@@ -17,10 +17,12 @@ from hindsight_lg.backends import LIVE, REFRESH
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
 from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory._pending import Pending
+from hindsight_lg.memory.language.people import without_people
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import relevance, wake
 from hindsight_lg.memory.recall.assembly import assemble
 from hindsight_lg.memory.recall.calibration import spread_of
+from hindsight_lg.memory.recall.early import Early
 from hindsight_lg.memory.recall.graph import Diffusion, seed_score
 from hindsight_lg.memory.recall.hop import addressed, hop_vector, lenders
 from hindsight_lg.memory.recall.relevance import RelevanceRule, keep_relevant
@@ -132,12 +134,18 @@ class Searcher:
                 )
             return self._rules
 
-    def recall(self, request: RecallRequest) -> RecallResult:
-        """A full recall (see :meth:`HindsightMemory.recall`)."""
+    def recall(
+        self, request: RecallRequest, early: Early | None = None
+    ) -> RecallResult:
+        """A full recall (see :meth:`HindsightMemory.recall`).
+
+        ``early`` is told of the dense search once it starts, so a caller's
+        deadline can return its hits (:mod:`.early`).
+        """
         ctx = RecallContext.of(request, self.policy)
         if hasattr(self.backend, REFRESH):  # a server's cache: one check, up front
             self.backend.refresh(ctx.namespace)  # type: ignore[attr-defined]
-        pool, names = self._paths(ctx)
+        pool, names = self._paths(ctx, early)
         self._diffuse(pool, ctx, names)
         mark_speakers(list(pool.values()), ctx.probe)
         annotate_pool(pool)
@@ -168,20 +176,50 @@ class Searcher:
             result.explanation = explanation(pool.values())
         return result
 
+    def first_look(self, ctx: RecallContext, hits: list[Hit]) -> RecallResult:
+        """A result from the dense hits alone, for a recall past its deadline.
+
+        Scored, held to the relevance rule and assembled as :meth:`recall`
+        does, without the other paths (see :mod:`.early`).
+        """
+        request = ctx.request
+        pool: dict[str, Candidate] = {}
+        self._add(pool, "dense", hits)
+        mark_speakers(list(pool.values()), ctx.probe)
+        ranked = self._rank(pool, request)
+        if self.policy.relevance:
+            ranked, _ = keep_relevant(self.rules()[1], request.query, ranked)
+        want = None if request.k is None else size_k(request.query, request.k)
+        chosen, used, _ = assemble(
+            ranked, request.budget_tokens, want, self.policy, ctx.probe.terms
+        )
+        return RecallResult(
+            query=request.query,
+            memories=chosen,
+            budget_tokens=request.budget_tokens,
+            used_tokens=used,
+            timed_out=True,
+        )
+
     # -- paths -------------------------------------------------------------
 
-    def _paths(self, ctx: RecallContext) -> tuple[dict[str, Candidate], list[str]]:
+    def _paths(
+        self, ctx: RecallContext, early: Early | None = None
+    ) -> tuple[dict[str, Candidate], list[str]]:
         pool: dict[str, Candidate] = {}
         probe = ctx.probe
+        text = self._dense_text(probe)
         with telemetry.memory_span(
             telemetry.EMBED,
             kind=telemetry.EMBEDDING,
-            **telemetry.embedding_attributes(self.embedder.model_id, [probe.text]),
+            **telemetry.embedding_attributes(self.embedder.model_id, [text]),
         ):
-            vector = self.embedder.embed([probe.text])[0]
+            vector = self.embedder.embed([text])[0]
         # A server answers the dense search over the network while this thread
         # runs the other paths' searches, which a read cache answers in process.
         dense_search = self._beside(self._dense, ctx, vector)
+        if early is not None:
+            early.started(self, ctx, dense_search)
         lexical = self._lexical(ctx, list(probe.terms))
         sleeping = self._lexical(
             ctx, list(probe.terms), path="lexical-cold", where=ctx.cold
@@ -221,6 +259,12 @@ class Searcher:
         for r in timed:
             pool.setdefault(r.id, Candidate(r)).paths["time"] = 1.0
         return pool, names
+
+    def _dense_text(self, probe: Probe) -> str:
+        """What the dense path embeds: the question, less the people it names."""
+        if not self.policy.dense_without_people or not probe.entities:
+            return probe.text
+        return without_people(probe.text, probe.entities)
 
     def _beside(
         self, search: Callable[[RecallContext, Any], list[Hit]], *args: Any

@@ -1,0 +1,111 @@
+"""The dense path embeds a question without the names of the people it asks about."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from hindsight_lg import HindsightMemory, Policy
+from hindsight_lg.backends.memory import InMemoryBackend
+from hindsight_lg.memory.language.people import without_people
+from hindsight_lg.testing import FrozenClock, HashingEmbedder
+
+
+@pytest.mark.parametrize(
+    ("question", "names", "expected"),
+    [
+        ("What did Caroline research?", ["Caroline"], "What did research?"),
+        ("What is Caroline's identity?", ["Caroline's"], "What is identity?"),
+        ("How long has Mel been painting?", ["Mel"], "How long has been painting?"),
+        (
+            "When did Caroline and Melanie go to the park?",
+            ["Caroline", "Melanie"],
+            "When did and go to the park?",
+        ),
+        ("Where did we go in Paris last summer?", ["Paris"], None),
+        ("What do I use Redis for?", ["Redis"], None),
+        ("Who is Anna?", ["Anna"], None),
+        (
+            "Would Caroline have Dr. Seuss books?",
+            ["Caroline", "Dr", "Seuss"],
+            "Would have Dr. Seuss books?",
+        ),
+        ("小王的工作是什么？", ["小王"], None),
+    ],
+)
+def test_a_name_leaves_the_question_only_as_its_subject_or_possessor(
+    question: str, names: list[str], expected: str | None
+) -> None:
+    """People the question is about go; places, tools and bare names stay."""
+    assert without_people(question, names) == (expected or question)
+
+
+class _Recording(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize(
+    ("on", "embedded"), [(True, "What did research?"), (False, None)]
+)
+def test_the_dense_path_is_handed_the_question_without_its_people(
+    clock: FrozenClock, on: bool, embedded: str | None
+) -> None:
+    """The policy switch decides whether the recall embeds the names."""
+    embedder = _Recording()
+    policy = Policy(dense_without_people=on)
+    with HindsightMemory(InMemoryBackend(), embedder, clock=clock, policy=policy) as m:
+        m.capture(
+            "I'm researching adoption agencies.", namespace="u", speaker="Caroline"
+        )
+        embedder.texts.clear()
+        m.recall("What did Caroline research?", namespace="u", timeout=None)
+    assert (embedded or "What did Caroline research?") in embedder.texts
+
+
+CHATTER = [
+    ("Melanie", "I totally agree, Caroline."),
+    ("Melanie", "That must have been tough for you, Caroline."),
+    ("Melanie", "It was amazing, Caroline."),
+]
+FACT = ("Caroline", "I'm a transgender woman and proud of who I am.")
+
+
+def _dense_scores(memory: HindsightMemory, ns: str) -> dict[str, float]:
+    result = memory.recall(
+        "What is Caroline's identity?", namespace=ns, explain=True, timeout=None
+    )
+    by_id = {r.id: r.content for r in memory.list_memories(ns)}
+    assert result.explanation is not None
+    return {
+        by_id[i]: parts.get("dense", 0.0)
+        for i, parts in result.explanation.items()
+        if i in by_id
+    }
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_chatter_that_names_a_person_no_longer_outscores_what_answers(
+    milvus_pool: Any,
+    minilm: Any,
+    clock: FrozenClock,
+    namespace: str,
+    on: bool,
+) -> None:
+    """With MiniLM, a shared name outweighs meaning unless the name is left out."""
+    backend = milvus_pool.get("minilm", dim=minilm.dim, model_id=minilm.model_id)
+    policy = Policy(dense_without_people=on)
+    with HindsightMemory(backend, minilm, clock=clock, policy=policy) as memory:
+        for speaker, text in [*CHATTER, FACT]:
+            memory.capture(text, namespace=namespace, speaker=speaker)
+        dense = _dense_scores(memory, namespace)
+    fact = dense.get(FACT[1], 0.0)
+    chatter = max(dense.get(text, 0.0) for _, text in CHATTER)
+    assert (fact > chatter) is on

@@ -17,7 +17,6 @@ from hindsight_lg.backends import LIVE, REFRESH
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
 from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory._pending import Pending
-from hindsight_lg.memory.language.people import without_people
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import relevance, wake
 from hindsight_lg.memory.recall.assembly import assemble
@@ -209,17 +208,23 @@ class Searcher:
         pool: dict[str, Candidate] = {}
         probe = ctx.probe
         text = self._dense_text(probe)
+        # Without the names of its people when it has them, and then whole too
+        # (in the same model call) for the cold memories only: waking one is a
+        # direct match with the question as asked ("Where does Lena live?").
+        texts = [text] if text == probe.text else [text, probe.text]
         with telemetry.memory_span(
             telemetry.EMBED,
             kind=telemetry.EMBEDDING,
-            **telemetry.embedding_attributes(self.embedder.model_id, [text]),
+            **telemetry.embedding_attributes(self.embedder.model_id, texts),
         ):
-            vector = self.embedder.embed([text])[0]
+            vectors = self.embedder.embed(texts)
+        vector = vectors[0]
         # A server answers the dense search over the network while this thread
         # runs the other paths' searches, which a read cache answers in process.
         dense_search = self._beside(self._dense, ctx, vector)
         if early is not None:
             early.started(self, ctx, dense_search)
+        named = [self._beside(self._dense, ctx, v, ctx.cold) for v in vectors[1:]]
         lexical = self._lexical(ctx, list(probe.terms))
         sleeping = self._lexical(
             ctx, list(probe.terms), path="lexical-cold", where=ctx.cold
@@ -238,7 +243,9 @@ class Searcher:
         recent = self._recent(ctx)
         timed = self._timed(ctx) if probe.window is not None else []
         found = {
-            "dense": best_of(dense_search.result(), more_dense),
+            "dense": best_of(
+                dense_search.result(), more_dense, *(n.result() for n in named)
+            ),
             "lexical": best_of(lexical, more_lexical, sleeping),
         }
         woken = self._wake(ctx, found)
@@ -264,6 +271,9 @@ class Searcher:
         """What the dense path embeds: the question, less the people it names."""
         if not self.policy.dense_without_people or not probe.entities:
             return probe.text
+        # The language readers load with the first recall, not with the package.
+        from hindsight_lg.memory.language.people import without_people
+
         return without_people(probe.text, probe.entities)
 
     def _beside(

@@ -10,7 +10,8 @@ import pytest
 from hindsight_lg import HindsightMemory, Policy
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.memory.language.people import without_people
-from hindsight_lg.testing import FrozenClock, HashingEmbedder
+from hindsight_lg.telemetry import RECALL_DENSE
+from hindsight_lg.testing import FrozenClock, HashingEmbedder, capture_spans
 
 
 @pytest.mark.parametrize(
@@ -109,3 +110,25 @@ def test_chatter_that_names_a_person_no_longer_outscores_what_answers(
     fact = dense.get(FACT[1], 0.0)
     chatter = max(dense.get(text, 0.0) for _, text in CHATTER)
     assert (fact > chatter) is on
+
+
+@pytest.mark.parametrize(
+    ("question", "cold_searches"),
+    [("What did Caroline research?", 1), ("What did I research?", 0)],
+)
+def test_cold_memories_are_also_searched_with_a_named_question_whole(
+    clock: FrozenClock, question: str, cold_searches: int
+) -> None:
+    """One more dense search, over cold memories only, when a person's name was left out."""
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder(), clock=clock) as m:
+        m.capture(
+            "I'm researching adoption agencies.", namespace="u", speaker="Caroline"
+        )
+        with capture_spans() as spans:
+            m.recall(question, namespace="u", timeout=None)
+    paths = [
+        (s.attributes or {}).get("hindsight.path")
+        for s in spans
+        if s.name == RECALL_DENSE
+    ]
+    assert cold_searches == paths.count("dense-cold")

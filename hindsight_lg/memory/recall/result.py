@@ -16,6 +16,7 @@ from hindsight_lg._text import (
     summarize,
     terms,
 )
+from hindsight_lg.backends.base import Hit
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.breakdown import Breakdown, describe
 from hindsight_lg.memory.recall.lines import (
@@ -425,3 +426,13 @@ def render_line(
     """
     text = line_text(record, full=full, focus=focus, window=window)
     return annotated_line(record, text, full=full, compact=compact, dated=dated)
+
+
+def best_of(*hit_lists: list[Hit]) -> list[Hit]:
+    """One hit per memory across several searches of a path, its best raw score."""
+    best: dict[str, Hit] = {}
+    for hits in hit_lists:
+        for h in hits:
+            if h.record.id not in best or h.score > best[h.record.id].score:
+                best[h.record.id] = h
+    return sorted(best.values(), key=lambda h: -h.score)

@@ -29,6 +29,7 @@ from hindsight_lg.memory.recall.result import (
     Candidate,
     Probe,
     RecallResult,
+    best_of,
     build_probe,
     explanation,
     fuse_ranks,
@@ -208,9 +209,8 @@ class Searcher:
         pool: dict[str, Candidate] = {}
         probe = ctx.probe
         text = self._dense_text(probe)
-        # Without the names of its people when it has them, and then whole too
-        # (in the same model call) for the cold memories only: waking one is a
-        # direct match with the question as asked ("Where does Lena live?").
+        # Cold memories are searched with the question whole too (one model
+        # call): waking one is a direct match with it ("Where does Lena live?").
         texts = [text] if text == probe.text else [text, probe.text]
         with telemetry.memory_span(
             telemetry.EMBED,
@@ -224,7 +224,10 @@ class Searcher:
         dense_search = self._beside(self._dense, ctx, vector)
         if early is not None:
             early.started(self, ctx, dense_search)
-        named = [self._beside(self._dense, ctx, v, ctx.cold) for v in vectors[1:]]
+        named = [
+            self._beside(self._dense, ctx, v, ctx.cold, "dense-cold")
+            for v in vectors[1:]
+        ]
         lexical = self._lexical(ctx, list(probe.terms))
         sleeping = self._lexical(
             ctx, list(probe.terms), path="lexical-cold", where=ctx.cold
@@ -271,8 +274,7 @@ class Searcher:
         """What the dense path embeds: the question, less the people it names."""
         if not self.policy.dense_without_people or not probe.entities:
             return probe.text
-        # The language readers load with the first recall, not with the package.
-        from hindsight_lg.memory.language.people import without_people
+        from hindsight_lg.memory.language.people import without_people  # lazily
 
         return without_people(probe.text, probe.entities)
 
@@ -586,16 +588,6 @@ class Searcher:
     def annotate(self, span: Any, result: RecallResult) -> None:
         """Recall span attributes: ids, scores, budget; OpenInference documents."""
         annotate_recall(span, result)
-
-
-def best_of(*hit_lists: list[Hit]) -> list[Hit]:
-    """One hit per memory across several searches of a path, its best raw score."""
-    best: dict[str, Hit] = {}
-    for hits in hit_lists:
-        for h in hits:
-            if h.record.id not in best or h.score > best[h.record.id].score:
-                best[h.record.id] = h
-    return sorted(best.values(), key=lambda h: -h.score)
 
 
 __all__ = ["RecallContext", "Searcher", "entity_id"]

@@ -152,23 +152,10 @@ class Searcher:
         ranked = self._live(self._rank(pool, request), ctx)
         if self.reranker is not None and ranked:
             ranked = self._rerank(request.query, ranked)
-        unrelated: dict[str, str] = {}
-        if self.policy.relevance:
-            rule = self.rules()[1]
-            ranked, unrelated = keep_relevant(rule, request.query, ranked)
-        want = None if request.k is None else size_k(request.query, request.k)
-        chosen, used, cut = assemble(
-            ranked, request.budget_tokens, want, self.policy, ctx.probe.terms
-        )
-        cut.update(unrelated)
-        result = RecallResult(
-            query=request.query,
-            memories=chosen,
-            budget_tokens=request.budget_tokens,
-            used_tokens=used,
-            cut=cut if request.explain else {},
-        )
-        if request.explain:
+        result = self._fitted(ctx, ranked)
+        if not request.explain:
+            result.cut = {}
+        else:
             result.wake = dict(ctx.woken)
             for memory_id, reason in ctx.woken.items():
                 if memory_id not in pool:
@@ -182,23 +169,31 @@ class Searcher:
         Scored, held to the relevance rule and assembled as :meth:`recall`
         does, without the other paths (see :mod:`.early`).
         """
-        request = ctx.request
         pool: dict[str, Candidate] = {}
         self._add(pool, "dense", hits)
         mark_speakers(list(pool.values()), ctx.probe)
-        ranked = self._rank(pool, request)
+        result = self._fitted(ctx, self._rank(pool, ctx.request))
+        result.cut, result.timed_out = {}, True
+        return result
+
+    def _fitted(self, ctx: RecallContext, ranked: list[Candidate]) -> RecallResult:
+        """``ranked`` held to the relevance rule and assembled within the budget."""
+        request = ctx.request
+        unrelated: dict[str, str] = {}
         if self.policy.relevance:
-            ranked, _ = keep_relevant(self.rules()[1], request.query, ranked)
+            rule = self.rules()[1]
+            ranked, unrelated = keep_relevant(rule, request.query, ranked)
         want = None if request.k is None else size_k(request.query, request.k)
-        chosen, used, _ = assemble(
+        chosen, used, cut = assemble(
             ranked, request.budget_tokens, want, self.policy, ctx.probe.terms
         )
+        cut.update(unrelated)
         return RecallResult(
             query=request.query,
             memories=chosen,
             budget_tokens=request.budget_tokens,
             used_tokens=used,
-            timed_out=True,
+            cut=cut,
         )
 
     # -- paths -------------------------------------------------------------

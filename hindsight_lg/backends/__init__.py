@@ -26,6 +26,7 @@ from hindsight_lg.backends.base import (
 from hindsight_lg.backends.cached import CachedBackend
 from hindsight_lg.backends.forwarding import (
     COMBINED_WRITES,
+    HOLDS_COLD,
     LIVE,
     LOCAL_DENSE,
     REFRESH,
@@ -122,6 +123,7 @@ __all__ = [
     "ForwardingBackend",
     "Hit",
     "InMemoryBackend",
+    "HOLDS_COLD",
     "LIVE",
     "LOCAL_DENSE",
     "MAX_NAMESPACE_BYTES",

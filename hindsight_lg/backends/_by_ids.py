@@ -109,6 +109,19 @@ class SearchByIds:
             held.update((r.id, r) for r in self.inner.get(namespace, missing))
         return [Hit(held[i], score) for i, score in found if i in held]
 
+    def holds_cold(self, namespace: str) -> bool:
+        """False when this cache holds ``namespace`` and none of its memories is cold.
+
+        Read at once, not after the recall's check: a recall skips its search
+        of cold memories when it can find none, a round trip beside the dense
+        search saved. A memory another process made cold since the cache's
+        last check is missed by that search only (the lexical one of cold
+        memories reads after the check).
+        """
+        with self._lock:
+            space = self._spaces.get(namespace)
+            return not isinstance(space, NamespaceIndex) or space.cold > 0
+
     def _held(self, namespace: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """Copies of the cached records among ``ids``, if the namespace is current.
 

@@ -17,7 +17,7 @@ import numpy as np
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends.base import Where
 from hindsight_lg.backends.lexical import idf, saturation
-from hindsight_lg.model import CONTEXT_KEY, Edge, MemoryRecord
+from hindsight_lg.model import CONTEXT_KEY, Edge, MemoryRecord, Status
 
 # Estimated bytes a cached record costs besides its text and vector: the slim
 # record, its postings, time-index entry and slot. tracemalloc measured about
@@ -53,6 +53,9 @@ class NamespaceIndex:
     # write stamps when loaded, and when they were last found unchanged.
     stamps: dict[str, int] | None = None
     checked_at: float = 0.0
+    # Records with status cold: a recall's cold search of a namespace holding
+    # none is skipped (see backends._by_ids.SearchByIds.holds_cold).
+    cold: int = 0
     dense: DenseRows = field(default_factory=lambda: DenseRows())
     records: dict[str, MemoryRecord] = field(default_factory=dict)
     lengths: dict[str, int] = field(default_factory=dict)
@@ -78,6 +81,7 @@ class NamespaceIndex:
         self.drop(record.id)
         slim = record.replace(dense=[], sparse={})
         self.records[record.id] = slim
+        self.cold += slim.status is Status.COLD
         self._text_bytes += _text_size(slim)
         bisect.insort(self._by_time, (record.event_time, record.id))
         counts = Counter(lexical_terms(record_text(record)))
@@ -130,6 +134,7 @@ class NamespaceIndex:
         old = self.records.pop(memory_id, None)
         self._total_length -= self.lengths.pop(memory_id, 0)
         if old is not None:
+            self.cold -= old.status is Status.COLD
             self._text_bytes -= _text_size(old)
             at = bisect.bisect_left(self._by_time, (old.event_time, memory_id))
             if at < len(self._by_time) and self._by_time[at][1] == memory_id:

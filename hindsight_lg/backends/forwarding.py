@@ -61,6 +61,10 @@ STAMPS_PRUNE_S = 7 * 86400.0
 #: checks it is current once, so the recall's later reads and its live check
 #: need no round trip. Backends without it need nothing.
 REFRESH = "refresh"
+#: The optional "may ``namespace`` hold cold memories?" of a read cache
+#: (``holds_cold(namespace) -> bool``): recall skips its dense search of cold
+#: memories where the answer is no. Backends without it: maybe.
+HOLDS_COLD = "holds_cold"
 #: The optional "writes sent at once share the store's calls"
 #: (``combined_writes() -> bool``, a Milvus server): the group commit then
 #: writes a round's tenants at once. Backends without it: one after another.
@@ -199,6 +203,13 @@ class ForwardingBackend:
         if not hasattr(self.inner, STAMPS):
             return None
         found: dict[str, int] | None = self._forward(STAMPS, namespace)
+        return found
+
+    def holds_cold(self, namespace: str) -> bool:
+        """Whether ``namespace`` may hold cold memories (:data:`HOLDS_COLD`)."""
+        if not hasattr(self.inner, HOLDS_COLD):
+            return True
+        found: bool = self._forward(HOLDS_COLD, namespace)
         return found
 
     def refresh(self, namespace: str) -> None:

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from hindsight_lg import HindsightMemory, Policy
+from hindsight_lg.backends import CachedBackend, Where
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.memory.language.people import without_people
+from hindsight_lg.model import Status
 from hindsight_lg.telemetry import RECALL_DENSE
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, capture_spans
 
@@ -132,3 +134,30 @@ def test_cold_memories_are_also_searched_with_a_named_question_whole(
         if s.name == RECALL_DENSE
     ]
     assert cold_searches == paths.count("dense-cold")
+
+
+@pytest.mark.parametrize("cold", [False, True])
+def test_the_cold_search_is_skipped_where_the_read_cache_holds_no_cold_memory(
+    clock: FrozenClock, cold: bool
+) -> None:
+    """A read cache that holds the tenant and no cold memory in it saves that search."""
+    cache = CachedBackend(InMemoryBackend())
+    with HindsightMemory(cache, HashingEmbedder(), clock=clock) as m:
+        m.capture(
+            "I'm researching adoption agencies.", namespace="u", speaker="Caroline"
+        )
+        m.capture("I walked the dog in the rain.", namespace="u", speaker="Caroline")
+        m.flush()
+        if cold:
+            first = cache.query("u", Where(statuses=()), limit=1)[0]
+            cache.upsert("u", [first.replace(status=Status.COLD)])
+        with capture_spans() as spans:
+            m.recall("What did Caroline research?", namespace="u", timeout=None)
+    paths = [
+        (s.attributes or {}).get("hindsight.path")
+        for s in spans
+        if s.name == RECALL_DENSE
+    ]
+    assert (1 if cold else 0) == paths.count("dense-cold")
+    assert cache.holds_cold("u") is cold
+    assert cache.holds_cold("never-read") is True

@@ -13,7 +13,7 @@ from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
-from hindsight_lg.backends import LIVE, REFRESH
+from hindsight_lg.backends import HOLDS_COLD, LIVE, REFRESH
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
 from hindsight_lg.embeddings.base import Embedder, Reranker
 from hindsight_lg.memory._pending import Pending
@@ -206,7 +206,8 @@ class Searcher:
         text = self._dense_text(probe)
         # Cold memories are searched with the question whole too (one model
         # call): waking one is a direct match with it ("Where does Lena live?").
-        texts = [text] if text == probe.text else [text, probe.text]
+        whole = text != probe.text and self._holds_cold(ctx.namespace)
+        texts = [text, probe.text] if whole else [text]
         with telemetry.memory_span(
             telemetry.EMBED,
             kind=telemetry.EMBEDDING,
@@ -264,6 +265,12 @@ class Searcher:
         for r in timed:
             pool.setdefault(r.id, Candidate(r)).paths["time"] = 1.0
         return pool, names
+
+    def _holds_cold(self, namespace: str) -> bool:
+        """False where a read cache knows the tenant holds no cold memory."""
+        if not hasattr(self.backend, HOLDS_COLD):
+            return True
+        return bool(self.backend.holds_cold(namespace))  # type: ignore[attr-defined]
 
     def _dense_text(self, probe: Probe) -> str:
         """What the dense path embeds: the question, less the people it names."""

@@ -155,9 +155,9 @@ def test_the_hop_runs_through_a_read_cache_that_holds_no_vectors(
     assert result.explanation is not None
     assert result.explanation[records["bridge"].id].get("hop", 0.0) > 0
     dense = [s for s in spans if s.name == RECALL_DENSE]
-    # The question names Jon: its cold memories are also searched with the
-    # question whole ("dense-cold", tests/memory/test_recall_people.py).
-    assert ["dense", "dense-cold", "hop"] == sorted(
+    # The question names Jon, but the cache holds the tenant and no cold memory,
+    # so there is no "dense-cold" search (tests/memory/test_recall_people.py).
+    assert ["dense", "hop"] == sorted(
         str((s.attributes or {}).get("hindsight.path")) for s in dense
     )
     memory.close()
@@ -287,10 +287,9 @@ def test_the_hop_crosses_a_network_only_when_the_policy_says_so(
         for s in spans
         if s.name == RECALL_DENSE
     )
-    # "dense-cold": the question names Jon (tests/memory/test_recall_people.py).
-    expected = (
-        ["dense", "dense-cold", "hop"] if over_network else ["dense", "dense-cold"]
-    )
+    # No "dense-cold" search: the read cache holds the tenant and none of its
+    # memories is cold (tests/memory/test_recall_people.py).
+    expected = ["dense", "hop"] if over_network else ["dense"]
     assert expected == paths
     assert over_network == hopped
     memory.close()

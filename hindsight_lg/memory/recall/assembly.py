@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 
-from hindsight_lg._text import CHARS_PER_TOKEN
+from hindsight_lg._text import CHARS_PER_TOKEN, inert
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.lines import (
     Words,
-    annotated_line,
     content_words,
     day_chars,
+    headed_line,
     least_chars,
     near_duplicate,
     shown_already,
@@ -90,8 +90,8 @@ class _Fit:
         self.words: list[Words] = []
         self.days: set[str] = set()
 
-    def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str]:
-        """``record``'s text and its line under a day's heading.
+    def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str, str]:
+        """``record``'s text, that text made inert and its line under a day's heading.
 
         The dated line (:attr:`RecalledMemory.line`) is built only for a
         line that is chosen: most candidates of a deep pool are not.
@@ -104,8 +104,8 @@ class _Fit:
         else:
             window = p.turn_chars
         text = line_text(record, full=full, focus=self.focus, window=window)
-        undated = annotated_line(record, text, full=full, compact=not full, dated=False)
-        return text, undated
+        shown = inert(text)
+        return text, shown, headed_line(record, shown, compact=not full, dated=False)
 
     def take(self, c: Candidate, full: bool) -> None:
         """Add ``c``'s line if it shows something new and fits; else say why not.
@@ -129,11 +129,11 @@ class _Fit:
         if least_chars(when, record, full, new_day) > self.left:
             self.cut[record.id] = "over budget"
             return
-        text, undated = self._render(record, full)
+        text, shown, undated = self._render(record, full)
         cost = len(undated) + 1 + day_chars(when, new_day)
         if cost > self.left and full and record.summary:
             full = False
-            text, undated = self._render(record, full)
+            text, shown, undated = self._render(record, full)
             cost = len(undated) + 1 + day_chars(when, new_day)
         words = content_words(text)
         if self.policy.drop_near_duplicates and near_duplicate(words, self.words):
@@ -147,7 +147,7 @@ class _Fit:
             self.texts.append(" ".join(text.split()))
             self.words.append(words)
             self.days.add(when)
-            line = annotated_line(record, text, full=full, compact=not full)
+            line = headed_line(record, shown, compact=not full)
             self._add(c, line, full, when, undated)
 
     def _add(

@@ -141,7 +141,14 @@ def content_words(text: str) -> Words:
 
 def speakers(record: MemoryRecord) -> str:
     """`` Anna,Tom:`` before a line's text: who spoke, inert; empty when nobody is named."""
-    names = ",".join(n for n in (inert(p) for p in record.participants) if n)
+    return _speakers(tuple(record.participants))
+
+
+@functools.lru_cache(maxsize=4096)
+def _speakers(participants: tuple[str, ...]) -> str:
+    # A tenant's memories name a handful of people: one rendering per set of
+    # them, not two per candidate line of every recall.
+    names = ",".join(n for n in (inert(p) for p in participants) if n)
     return f" {names}:" if names else ""
 
 
@@ -177,12 +184,23 @@ def annotated_line(
     ``dated=False`` leaves the date out, for a line under its day's heading
     (:func:`dated_block`).
     """
+    return headed_line(record, inert(text), compact=compact, dated=dated)
+
+
+def headed_line(
+    record: MemoryRecord, shown: str, *, compact: bool, dated: bool = True
+) -> str:
+    """:func:`annotated_line` of text already made inert (``shown``).
+
+    Assembly builds two lines of each chosen memory (under its day's heading
+    and dated) from one inert text.
+    """
     when = spoken_date(record.event_time) if dated else ""
     head = compact_head(record, when) if compact else full_head(record, when)
     # Every stored field is inert by now (the enums and numbers are ours):
     # neutralising the whole line again is a no-op that holds for any field a
     # later change adds.
-    return neutralise(head + inert(text))
+    return neutralise(head + shown)
 
 
 def day_heading(when: str) -> str:

@@ -57,8 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def explain_tree(result: RecallResult) -> str:
     """Render a recall explanation: chosen memories with paths, then the cut ones."""
+    # How the question was read, when it changes what the lines show.
+    asked = "" if result.asked == "fact" else f" (asked: {result.asked})"
     lines = [
-        f"recall {result.query!r}: {len(result)} memories, "
+        f"recall {result.query!r}{asked}: {len(result)} memories, "
         f"{result.used_tokens}/{result.budget_tokens} tokens"
     ]
     detail = result.explanation or {}

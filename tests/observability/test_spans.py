@@ -84,6 +84,11 @@ def test_recall_span_lists_memories_as_openinference_documents(
     }
     assert attrs["hindsight.used_tokens"] == result.used_tokens
     assert attrs["output.value"] == result.to_prompt()
+    assert attrs["hindsight.asked"] == result.asked == "fact"
+    with capture_spans() as spans:
+        gathered = memory.recall("What teas have I liked?", namespace="u1")
+    assert _attrs(_one(spans, "hindsight.recall"))["hindsight.asked"] == "gather"
+    assert gathered.asked == "gather"
 
 
 def test_recall_span_counts_candidates_per_path(memory: HindsightMemory) -> None:

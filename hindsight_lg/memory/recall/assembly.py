@@ -39,6 +39,9 @@ def assemble(
     k: int | None,
     policy: Policy,
     focus: Collection[str] = (),
+    *,
+    many: bool = False,
+    guess: bool = False,
 ) -> tuple[list[RecalledMemory], int, dict[str, str]]:
     """Fit ranked candidates to the budget: top ones in full, the rest summarised.
 
@@ -48,7 +51,14 @@ def assemble(
     fragment in the words of its turn; a fragment a line already shows, or
     a line that repeats an earlier one, is cut (:mod:`.lines`). Compact
     lines show a shorter window of their turn until ``policy.near_share`` of
-    the budget is spent, and their fragment alone past it.
+    the budget is spent, and their fragment alone past it; for a question
+    answered by several memories gathered together (``many``,
+    :func:`~hindsight_lg.memory.language.asking.asks_for_many`) the share is
+    ``policy.near_share_many``: its answer is spread over more turns; for a
+    question asking for a guess from what was said (``guess``,
+    :func:`~hindsight_lg.memory.language.asking.asks_to_infer`) it is
+    ``policy.near_share_guess``: the guess is made from the words around
+    each fragment.
 
     The budget is counted in characters, as ``approx_tokens`` counts
     the prompt (``ceil(chars / 4)``): a line costs its characters and its
@@ -58,7 +68,8 @@ def assemble(
     chars = budget_tokens * CHARS_PER_TOKEN
     fit = _Fit(chars - len(f"{HEADER}\n<memories>\n</memories>"), policy, focus)
     # The best compact lines show their turn's words too (policy.near_share).
-    fit.near_budget = policy.near_share * chars
+    share = near_share(policy, many=many, guess=guess)
+    fit.near_budget = share * chars
     floor = policy.stop_below * max((c.score for c in ranked), default=0.0)
     full_budget = policy.full_text_share * chars
     for c in whole_turns_first(ranked, policy.whole_turns):
@@ -70,6 +81,18 @@ def assemble(
             fit.take(c, fit.used_full < full_budget or not c.record.summary)
     used = math.ceil((chars - fit.left) / CHARS_PER_TOKEN) if fit.chosen else 0
     return fit.chosen, used, fit.cut
+
+
+def near_share(policy: Policy, *, many: bool, guess: bool) -> float:
+    """The share of the budget whose compact lines show their turn's words.
+
+    A question gathering several memories wants more fragments, one asking
+    for a guess more words around each; one that does both ("what books
+    would she like?") is a guess: what was said about each is its evidence.
+    """
+    if guess:
+        return policy.near_share_guess
+    return policy.near_share_many if many else policy.near_share
 
 
 class _Fit:

@@ -185,7 +185,13 @@ class Searcher:
             ranked, unrelated = keep_relevant(rule, request.query, ranked)
         want = None if request.k is None else size_k(request.query, request.k)
         chosen, used, cut = assemble(
-            ranked, request.budget_tokens, want, self.policy, ctx.probe.terms
+            ranked,
+            request.budget_tokens,
+            want,
+            self.policy,
+            ctx.probe.terms,
+            many=ctx.probe.many,
+            guess=ctx.probe.guess,
         )
         cut.update(unrelated)
         return RecallResult(
@@ -194,6 +200,7 @@ class Searcher:
             budget_tokens=request.budget_tokens,
             used_tokens=used,
             cut=cut,
+            asked=ctx.probe.asked,
         )
 
     # -- paths -------------------------------------------------------------

@@ -32,6 +32,7 @@ def annotate_recall(span: Any, result: RecallResult) -> None:
     span.set_attribute("hindsight.scores", [m.score for m in memories])
     span.set_attribute("hindsight.used_tokens", result.used_tokens)
     span.set_attribute("hindsight.timed_out", result.timed_out)
+    span.set_attribute("hindsight.asked", result.asked)
     woken = [m.id for m in memories if m.record.status is Status.COLD]
     span.set_attribute("hindsight.cold_wakes", woken)
     for path, n in _per_path(m.paths for m in memories).items():

@@ -1,0 +1,97 @@
+"""What shape of answer a question asks for: one fact, several gathered, or a guess.
+
+"Where does Ann work?" is answered by one memory; "What books has Ann
+read?", "How many times did we hike?" and "他去过哪些城市？" are answered by
+several, often said months apart; "Would Ann enjoy a trip to Japan?" is
+answered by nothing said outright, but by what she said about herself around
+it. Recall's assembly spends its budget differently on each
+(:func:`~hindsight_lg.memory.recall.assembly.assemble`): more fragments for
+the second, more of the words around each fragment for the third.
+
+The cues are the grammar of asking, not any topic: a plural after *what* or
+*which*, *how many*, the perfect ("what has she painted?", asked over all
+the times it happened), *both* or *in common*, and in Chinese 哪些, 几次,
+多少次 and 过 after a verb, for the second; *would*, *might*, *likely* and
+可能, 会不会 for the third.
+"""
+
+from __future__ import annotations
+
+import re
+
+_AUX = (
+    r"(?:has|have|had|does|do|did|is|are|was|were|can|could|would|will|should|"
+    r"might|may)"
+)
+# "What (kind of) activities does", "Which cities has": the words between the
+# question word and its verb name what is asked for.
+_WH_PHRASE = re.compile(
+    rf"^\W*(?:what|which)\b(?P<phrase>(?:\s+[\w+&/'-]+){{1,4}}?)\s+{_AUX}\b", re.I
+)
+# "What are Ann's hobbies?", "What has Ann painted?", "Where have they camped?"
+_WH_PLURAL_VERB = re.compile(
+    r"^\W*(?:what|which|where|who|whom)\s+(?:are|were|have|has)\b", re.I
+)
+_GATHER_EN = re.compile(
+    r"\b(?:how many|how often|both|in common|all the|what else|kinds? of|types? of|"
+    r"sorts? of|ever)\b",
+    re.I,
+)
+# 过 after a verb is the experiential aspect ("去过": ever went), not 过去 or 不过.
+_GATHER_ZH = re.compile(
+    r"哪些|几次|多少次|几个|多少个|都有|[去吃看做玩用学住买读听到]过"
+)
+# Asked to be inferred, not recalled: "Would she enjoy...", "What might...".
+# Lower-case "may" only: "in May 2023" is a month.
+_GUESS_EN = re.compile(
+    r"\b(?i:would|might|could|likely|probably|perhaps|should)\b|\bmay\b"
+)
+_GUESS_ZH = re.compile(r"可能|会不会|大概|应该|是否会|估计")
+# Words ending in s that are not plurals.
+_NOT_PLURAL = re.compile(r"(?:ss|us|is|'s|s')$|^(?:this|was|has|does|yes)$", re.I)
+
+
+def asks_for_many(question: str) -> bool:
+    """Whether ``question`` is answered by several memories gathered together.
+
+    Example:
+        >>> asks_for_many("What books has Melanie read?")
+        True
+        >>> asks_for_many("How many times did Ann go hiking?")
+        True
+        >>> asks_for_many("他去过哪些城市？")
+        True
+        >>> asks_for_many("Where does Ann's sister work?")
+        False
+        >>> asks_for_many("What career path has Caroline chosen?")
+        False
+    """
+    text = question.strip()
+    if not text:
+        return False
+    if _GATHER_ZH.search(text) or _GATHER_EN.search(text):
+        return True
+    phrase = _WH_PHRASE.match(text)
+    if phrase is not None:
+        return any(_plural(w) for w in phrase.group("phrase").split())
+    return bool(_WH_PLURAL_VERB.match(text))
+
+
+def _plural(word: str) -> bool:
+    """Whether ``word`` reads as an English plural ("cities", "artists/bands")."""
+    last = re.split(r"[/&]", word.lower())[-1]
+    return len(last) > 3 and last.endswith("s") and not _NOT_PLURAL.search(last)
+
+
+def asks_to_infer(question: str) -> bool:
+    """Whether ``question`` asks for a guess from what was said, not a fact said.
+
+    Example:
+        >>> asks_to_infer("Would Caroline likely enjoy a trip to Japan?")
+        True
+        >>> asks_to_infer("她可能喜欢什么礼物？")
+        True
+        >>> asks_to_infer("What did Ann do in May 2023?")
+        False
+    """
+    return bool(_GUESS_EN.search(question) or _GUESS_ZH.search(question))

@@ -138,13 +138,12 @@ class Policy:
     # fragments alone so that it still reaches many turns.
     near_share: float = 0.3
     turn_chars_near: int = 250
-    # The same share for a question answered by several memories gathered
-    # together ("what books has she read?", :mod:`.language.asking`): more
-    # fragments reach more of the turns that answer it.
-    near_share_many: float = 0.0
-    # And for a question asking for a guess from what was said ("would she
-    # enjoy...?"): the words around each fragment are what it is guessed from.
-    near_share_guess: float = 0.6
+    # For a question answered by several memories gathered together ("what
+    # books has she read?", :mod:`.language.asking`): the share and the
+    # window of its near lines. Shorter windows reach more of the turns
+    # that answer it; at near_share and turn_chars_near it reads as any other.
+    near_share_many: float = 0.3
+    turn_chars_near_many: int = 250
     # Lines repeating nearly all of an earlier line's words are dropped.
     drop_near_duplicates: bool = True
     # Recall stops where memories score below this share of the best one

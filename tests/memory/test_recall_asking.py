@@ -1,4 +1,4 @@
-"""The shape of a question: several memories gathered, or a guess, each given its lines."""
+"""Questions answered by several memories: read as such, and given their own lines."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from hindsight_lg import HindsightMemory, Policy
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder
-from hindsight_lg.memory.language.asking import asks_for_many, asks_to_infer
-from hindsight_lg.memory.recall.assembly import assemble, near_share
+from hindsight_lg.memory.language.asking import asks_for_many
+from hindsight_lg.memory.recall.assembly import assemble, near_lines
 from hindsight_lg.memory.recall.result import Candidate, build_probe
 from hindsight_lg.model import MemoryRecord
 
@@ -61,33 +61,16 @@ def test_questions_about_one_fact(question: str) -> None:
     assert not asks_for_many(question)
 
 
-@pytest.mark.parametrize(
-    ("question", "guess"),
-    [
-        ("Would Caroline likely enjoy a trip to Japan?", True),
-        ("What might John's degree be in?", True),
-        ("Is it likely that Nate has friends besides Joanna?", True),
-        ("What should I get Ann for her birthday?", True),
-        ("她可能喜欢什么礼物？", True),
-        ("他会不会搬回老家？", True),
-        ("What did Ann do in May 2023?", False),
-        ("Where does Ann work?", False),
-        ("我妹妹在哪里工作？", False),
-    ],
-)
-def test_questions_that_ask_for_a_guess(question: str, guess: bool) -> None:
-    """Would, might, likely and their Chinese forms; "May" the month is none."""
-    assert asks_to_infer(question) is guess
-    assert build_probe(question, now=START).guess is guess
-
-
-def test_each_shape_has_its_share_of_windows() -> None:
-    """A guess over several memories still wants the words around each."""
-    policy = Policy(near_share=0.3, near_share_many=0.0, near_share_guess=0.6)
-    assert near_share(policy, many=False, guess=False) == 0.3
-    assert near_share(policy, many=True, guess=False) == 0.0
-    assert near_share(policy, many=False, guess=True) == 0.6
-    assert near_share(policy, many=True, guess=True) == 0.6
+def test_each_shape_has_its_near_lines() -> None:
+    """A gathering question has its own share and window; others the usual."""
+    policy = Policy(
+        near_share=0.3,
+        turn_chars_near=250,
+        near_share_many=0.5,
+        turn_chars_near_many=120,
+    )
+    assert near_lines(policy, many=False) == (0.3, 250)
+    assert near_lines(policy, many=True) == (0.5, 120)
 
 
 def _turn(i: int) -> MemoryRecord:
@@ -104,19 +87,17 @@ def _turn(i: int) -> MemoryRecord:
 
 
 def test_a_gathering_question_reaches_more_turns_in_the_same_budget() -> None:
-    """Its compact lines show their fragments alone, so more turns fit; a
-    question about one fact shows the words around its best fragments."""
+    """With shorter windows of its own, a gathering question's lines reach
+    more turns; a question about one fact shows the words around its best
+    fragments; at the usual share and window both read alike."""
     ranked = [Candidate(_turn(i), score=1.0 - i / 100) for i in range(30)]
-    policy = Policy(full_text_share=0.0)
+    policy = Policy(full_text_share=0.0, near_share_many=0.3, turn_chars_near_many=0)
     one, _, _ = assemble(ranked, 300, None, policy)
     many, _, _ = assemble(ranked, 300, None, policy, many=True)
     assert "sad ending" in one[0].line
     assert not any("sad ending" in m.line for m in many)
     assert len(many) > len(one)
-    guess, _, _ = assemble(ranked, 300, None, policy, guess=True)
-    windowed = [m for m in guess if "sad ending" in m.line]
-    assert len(windowed) > sum("sad ending" in m.line for m in one)
-    same = Policy(full_text_share=0.0, near_share_many=policy.near_share)
+    same = replace(policy, turn_chars_near_many=policy.turn_chars_near)
     alike, _, _ = assemble(ranked, 300, None, same, many=True)
     assert [m.line for m in alike] == [m.line for m in one]
 
@@ -144,11 +125,13 @@ def test_recall_shows_more_of_the_turns_a_list_question_gathers(
     question = "What books has Ann read?"
     asked = {"namespace": namespace, "budget_tokens": 160, "timeout": None}
     # Windows on most lines, so that the one-fact reading shows the filler.
-    wide = Policy(full_text_share=0.0, near_share=0.6)
-    gathering = HindsightMemory(memory.backend, minilm, policy=wide, clock=memory.clock)
+    wide = Policy(full_text_share=0.0, near_share=0.6, near_share_many=0.6)
+    short = replace(wide, turn_chars_near_many=60)
+    gathering = HindsightMemory(
+        memory.backend, minilm, policy=short, clock=memory.clock
+    )
     gathered = gathering.recall(question, **asked).to_prompt()
-    policy = replace(wide, near_share_many=wide.near_share)
-    single = HindsightMemory(memory.backend, minilm, policy=policy, clock=memory.clock)
+    single = HindsightMemory(memory.backend, minilm, policy=wide, clock=memory.clock)
     one = single.recall(question, **asked).to_prompt()
     assert gathered.count("grey all week") < one.count("grey all week")
     named = sum(b in gathered for b in books)
@@ -159,20 +142,16 @@ def test_recall_shows_more_of_the_turns_a_list_question_gathers(
 def test_explain_says_how_the_question_was_read(
     minilm_memory: HindsightMemory, namespace: str
 ) -> None:
-    """`explain`'s first line names a gathering or guessing question; a
-    question about one fact reads as before."""
+    """`explain`'s first line names a gathering question; a question about
+    one fact reads as before."""
     from hindsight_lg._commands.lifecycle import explain_tree
 
     minilm_memory.capture("I read Dune in May", namespace=namespace, speaker="Ann")
     asked = {"namespace": namespace, "explain": True, "timeout": None}
     many = minilm_memory.recall("What books has Ann read?", **asked)
-    guess = minilm_memory.recall("Would Ann like Emma?", **asked)
     fact = minilm_memory.recall("When did Ann read Dune?", **asked)
-    assert (many.asked, guess.asked, fact.asked) == ("gather", "guess", "fact")
+    assert (many.asked, fact.asked) == ("gather", "fact")
     assert explain_tree(many).startswith(
         "recall 'What books has Ann read?' (asked: gather):"
-    )
-    assert explain_tree(guess).startswith(
-        "recall 'Would Ann like Emma?' (asked: guess):"
     )
     assert explain_tree(fact).startswith("recall 'When did Ann read Dune?': ")

@@ -1,18 +1,15 @@
-"""What shape of answer a question asks for: one fact, several gathered, or a guess.
+"""What shape of answer a question asks for: one fact, or several gathered.
 
 "Where does Ann work?" is answered by one memory; "What books has Ann
 read?", "How many times did we hike?" and "他去过哪些城市？" are answered by
-several, often said months apart; "Would Ann enjoy a trip to Japan?" is
-answered by nothing said outright, but by what she said about herself around
-it. Recall's assembly spends its budget differently on each
-(:func:`~hindsight_lg.memory.recall.assembly.assemble`): more fragments for
-the second, more of the words around each fragment for the third.
+several, often said months apart. Recall's assembly can spend its budget
+differently on the two (:func:`~hindsight_lg.memory.recall.assembly.assemble`):
+the words around one fragment for the first, more fragments for the second.
 
 The cues are the grammar of asking, not any topic: a plural after *what* or
 *which*, *how many*, the perfect ("what has she painted?", asked over all
 the times it happened), *both* or *in common*, and in Chinese 哪些, 几次,
-多少次 and 过 after a verb, for the second; *would*, *might*, *likely* and
-可能, 会不会 for the third.
+多少次 and 过 after a verb.
 """
 
 from __future__ import annotations
@@ -41,12 +38,6 @@ _GATHER_EN = re.compile(
 _GATHER_ZH = re.compile(
     r"哪些|几次|多少次|几个|多少个|都有|[去吃看做玩用学住买读听到]过"
 )
-# Asked to be inferred, not recalled: "Would she enjoy...", "What might...".
-# Lower-case "may" only: "in May 2023" is a month.
-_GUESS_EN = re.compile(
-    r"\b(?i:would|might|could|likely|probably|perhaps|should)\b|\bmay\b"
-)
-_GUESS_ZH = re.compile(r"可能|会不会|大概|应该|是否会|估计")
 # Words ending in s that are not plurals.
 _NOT_PLURAL = re.compile(r"(?:ss|us|is|'s|s')$|^(?:this|was|has|does|yes)$", re.I)
 
@@ -81,17 +72,3 @@ def _plural(word: str) -> bool:
     """Whether ``word`` reads as an English plural ("cities", "artists/bands")."""
     last = re.split(r"[/&]", word.lower())[-1]
     return len(last) > 3 and last.endswith("s") and not _NOT_PLURAL.search(last)
-
-
-def asks_to_infer(question: str) -> bool:
-    """Whether ``question`` asks for a guess from what was said, not a fact said.
-
-    Example:
-        >>> asks_to_infer("Would Caroline likely enjoy a trip to Japan?")
-        True
-        >>> asks_to_infer("她可能喜欢什么礼物？")
-        True
-        >>> asks_to_infer("What did Ann do in May 2023?")
-        False
-    """
-    return bool(_GUESS_EN.search(question) or _GUESS_ZH.search(question))

@@ -41,7 +41,6 @@ def assemble(
     focus: Collection[str] = (),
     *,
     many: bool = False,
-    guess: bool = False,
 ) -> tuple[list[RecalledMemory], int, dict[str, str]]:
     """Fit ranked candidates to the budget: top ones in full, the rest summarised.
 
@@ -54,11 +53,8 @@ def assemble(
     the budget is spent, and their fragment alone past it; for a question
     answered by several memories gathered together (``many``,
     :func:`~hindsight_lg.memory.language.asking.asks_for_many`) the share is
-    ``policy.near_share_many``: its answer is spread over more turns; for a
-    question asking for a guess from what was said (``guess``,
-    :func:`~hindsight_lg.memory.language.asking.asks_to_infer`) it is
-    ``policy.near_share_guess``: the guess is made from the words around
-    each fragment.
+    ``policy.near_share_many`` and the window ``policy.turn_chars_near_many``:
+    its answer is spread over more turns.
 
     The budget is counted in characters, as ``approx_tokens`` counts
     the prompt (``ceil(chars / 4)``): a line costs its characters and its
@@ -68,7 +64,7 @@ def assemble(
     chars = budget_tokens * CHARS_PER_TOKEN
     fit = _Fit(chars - len(f"{HEADER}\n<memories>\n</memories>"), policy, focus)
     # The best compact lines show their turn's words too (policy.near_share).
-    share = near_share(policy, many=many, guess=guess)
+    share, fit.near_chars = near_lines(policy, many=many)
     fit.near_budget = share * chars
     floor = policy.stop_below * max((c.score for c in ranked), default=0.0)
     full_budget = policy.full_text_share * chars
@@ -83,16 +79,13 @@ def assemble(
     return fit.chosen, used, fit.cut
 
 
-def near_share(policy: Policy, *, many: bool, guess: bool) -> float:
-    """The share of the budget whose compact lines show their turn's words.
-
-    A question gathering several memories wants more fragments, one asking
-    for a guess more words around each; one that does both ("what books
-    would she like?") is a guess: what was said about each is its evidence.
-    """
-    if guess:
-        return policy.near_share_guess
-    return policy.near_share_many if many else policy.near_share
+def near_lines(policy: Policy, *, many: bool) -> tuple[float, int]:
+    """The share of the budget whose compact lines show their turn's words,
+    and how many characters of it they show: a question gathering several
+    memories has its own (``policy.near_share_many``, ``turn_chars_near_many``)."""
+    if many:
+        return policy.near_share_many, policy.turn_chars_near_many
+    return policy.near_share, policy.turn_chars_near
 
 
 class _Fit:
@@ -107,6 +100,7 @@ class _Fit:
         # still show a window of their turn.
         self.used = 0
         self.near_budget = 0.0
+        self.near_chars = policy.turn_chars_near
         self.chosen: list[RecalledMemory] = []
         self.cut: dict[str, str] = {}
         self.texts: list[str] = []
@@ -123,7 +117,7 @@ class _Fit:
         if full:
             window = p.turn_chars_full
         elif self.used < self.near_budget:
-            window = p.turn_chars_near
+            window = self.near_chars
         else:
             window = p.turn_chars
         text = line_text(record, full=full, focus=self.focus, window=window)

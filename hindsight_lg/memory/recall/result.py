@@ -59,13 +59,11 @@ class Probe:
     relations: tuple[Relation, ...] = ()
     # Answered by several memories gathered together (:func:`asks_for_many`).
     many: bool = False
-    # Asks for a guess from what was said (:func:`asks_to_infer`).
-    guess: bool = False
 
     @property
     def asked(self) -> str:
-        """``"guess"``, ``"gather"`` or ``"fact"``: how assembly reads the question."""
-        return "guess" if self.guess else "gather" if self.many else "fact"
+        """``"gather"`` or ``"fact"``: how assembly reads the question."""
+        return "gather" if self.many else "fact"
 
 
 def build_probe(query: str, *, now: float, context: Sequence[str] = ()) -> Probe:
@@ -73,7 +71,7 @@ def build_probe(query: str, *, now: float, context: Sequence[str] = ()) -> Probe
     # The readers load with the first recall: the result types above are
     # imported by every engine, most of which (a listing, an export) never
     # recall.
-    from hindsight_lg.memory.language.asking import asks_for_many, asks_to_infer
+    from hindsight_lg.memory.language.asking import asks_for_many
     from hindsight_lg.memory.language.encode import emotion_words
     from hindsight_lg.memory.language.encode import entities as find_entities
     from hindsight_lg.memory.language.relations import relation_mentions
@@ -90,7 +88,6 @@ def build_probe(query: str, *, now: float, context: Sequence[str] = ()) -> Probe
         emotion=" ".join(emotion_words(joined)),
         relations=tuple(relation_mentions(query)),
         many=asks_for_many(query),
-        guess=asks_to_infer(query),
     )
 
 
@@ -355,8 +352,8 @@ class RecallResult:
     #: and why (``"woken: dense 0.61 >= floor 0.26 and >= 0.9 x best 0.61"``).
     wake: dict[str, str] = field(default_factory=dict)
     #: How the question was read (:mod:`~hindsight_lg.memory.language.asking`):
-    #: ``"fact"``, ``"gather"`` (several memories) or ``"guess"`` (inferred
-    #: from what was said); assembly gives each its share of turn windows.
+    #: ``"fact"`` or ``"gather"`` (answered by several memories); assembly
+    #: gives each its share of turn windows.
     asked: str = "fact"
 
     @property

@@ -191,7 +191,6 @@ class Searcher:
             self.policy,
             ctx.probe.terms,
             many=ctx.probe.many,
-            guess=ctx.probe.guess,
         )
         cut.update(unrelated)
         return RecallResult(

@@ -140,12 +140,34 @@ class Candidate:
     fused: float | None = None
     # Raw (unscaled) scores of the lexical paths, for the relevance rule.
     raw: dict[str, float] = field(default_factory=dict)
-    breakdown: Breakdown | None = None
+    # What :func:`score` made the score of: the weights, then the gate,
+    # confidence and wake factors and the score itself. The breakdown is built
+    # from them only for a memory that is shown or explained.
+    weights: Mapping[str, float] | None = None
+    factors: tuple[float, float, float, float] | None = None
     # The path by which the memory bears on the query (relevance rule).
     support: str = ""
     # Graph activation received by association (any edge but a thread's
     # ``precedes``), per seed it spread from (memory or entity id).
     links: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def breakdown(self) -> Breakdown | None:
+        """How :func:`score` made the score (``None`` before it ran)."""
+        if self.factors is None or self.weights is None:
+            return None
+        gate, confidence, wake, value = self.factors
+        return Breakdown(
+            {
+                "similarity": self.similarity,
+                "recency": self.recency,
+                "importance": self.record.importance,
+                "graph": self.graph,
+            },
+            dict(self.weights),
+            {"gate": gate, "confidence": confidence, "wake": wake},
+            score=value,
+        )
 
 
 def mark_speakers(pool: Sequence[Candidate], probe: Probe) -> None:
@@ -171,21 +193,36 @@ def recency(record: MemoryRecord, now: float) -> float:
     return float(0.5 ** (age_days / max(record.half_life_days, 1e-6)))
 
 
-def similarity(paths: Mapping[str, float], policy: Policy) -> float:
-    """Noisy-or of the similarity paths: agreement between paths raises it."""
-    weights = {
-        "dense": 1.0,
-        "lexical": policy.probe_weights.get("text", 0.5) + 0.4,
-        "entity": policy.probe_weights.get("entity", 1.0) * 0.8,
-        "time": policy.probe_weights.get("time", 0.8) * 0.5,
-        "emotion": policy.probe_weights.get("emotion", 0.6) * 0.5,
-        "feedback": policy.probe_weights.get("feedback", 0.7),
-        "speaker": policy.probe_weights.get("speaker", 0.3),
-        "hop": policy.probe_weights.get("hop", 0.3),
-    }
+def similarity_weights(policy: Policy) -> tuple[tuple[str, float], ...]:
+    """Each similarity path's weight in :func:`similarity`, from ``policy``."""
+    w = policy.probe_weights
+    return (
+        ("dense", 1.0),
+        ("lexical", w.get("text", 0.5) + 0.4),
+        ("entity", w.get("entity", 1.0) * 0.8),
+        ("time", w.get("time", 0.8) * 0.5),
+        ("emotion", w.get("emotion", 0.6) * 0.5),
+        ("feedback", w.get("feedback", 0.7)),
+        ("speaker", w.get("speaker", 0.3)),
+        ("hop", w.get("hop", 0.3)),
+    )
+
+
+def similarity(
+    paths: Mapping[str, float],
+    policy: Policy,
+    weights: Sequence[tuple[str, float]] | None = None,
+) -> float:
+    """Noisy-or of the similarity paths: agreement between paths raises it.
+
+    ``weights`` are :func:`similarity_weights` of ``policy``, for a caller
+    scoring a whole pool (worked out once, not per memory).
+    """
     miss = 1.0
-    for name, weight in weights.items():
-        miss *= 1.0 - min(1.0, weight * paths.get(name, 0.0))
+    for name, weight in weights or similarity_weights(policy):
+        value = paths.get(name)
+        if value:
+            miss *= 1.0 - min(1.0, weight * value)
     return 1.0 - miss
 
 
@@ -208,10 +245,21 @@ def fuse_ranks(pool: Sequence[Candidate], policy: Policy) -> None:
         c.fused = fused[i] / top if top > 0 else 0.0
 
 
-def score(c: Candidate, policy: Policy, now: float) -> float:
-    """The design's formula: 0.4 sim + 0.2 recency + 0.25 importance + 0.15 graph."""
+def score(
+    c: Candidate,
+    policy: Policy,
+    now: float,
+    weights: Sequence[tuple[str, float]] | None = None,
+) -> float:
+    """The design's formula: 0.4 sim + 0.2 recency + 0.25 importance + 0.15 graph.
+
+    ``weights``: :func:`similarity_weights` of ``policy``, when scoring a pool.
+    """
     w = policy.score_weights
-    c.similarity = c.fused if c.fused is not None else similarity(c.paths, policy)
+    if c.fused is not None:
+        c.similarity = c.fused
+    else:
+        c.similarity = similarity(c.paths, policy, weights)
     c.recency = max(recency(c.record, now), c.paths.get("recency", 0.0))
     c.graph = c.paths.get("graph", 0.0)
     relevance = w["similarity"] * c.similarity + w["graph"] * c.graph
@@ -226,27 +274,18 @@ def score(c: Candidate, policy: Policy, now: float) -> float:
     wake = policy.cold_wake_boost if c.woken else 1.0
     value *= confidence * wake
     c.score = value
-    c.breakdown = Breakdown(
-        {
-            "similarity": c.similarity,
-            "recency": c.recency,
-            "importance": c.record.importance,
-            "graph": c.graph,
-        },
-        dict(w),
-        {"gate": gate, "confidence": confidence, "wake": wake},
-        score=value,
-    )
+    c.weights, c.factors = w, (gate, confidence, wake, value)
     return value
 
 
 def final_breakdown(c: Candidate) -> Breakdown | None:
     """``c``'s breakdown with its final score (after any rerank) and paths."""
-    if c.breakdown is None:
+    made = c.breakdown
+    if made is None:
         return None
     rerank = c.paths.get("rerank")
     return replace(
-        c.breakdown,
+        made,
         score=c.score,
         rerank=rerank,
         support=c.support,

@@ -38,6 +38,7 @@ from hindsight_lg.memory.recall.result import (
     recency,
     resolve_names,
     score,
+    similarity_weights,
     size_k,
 )
 from hindsight_lg.memory.recall.trace import (
@@ -550,6 +551,7 @@ class Searcher:
         ranked = []
         if self.policy.fusion == "rrf":
             fuse_ranks(list(pool.values()), self.policy)
+        weights = similarity_weights(self.policy)
         for c in pool.values():
             if (
                 c.record.kind is Kind.EXPERIENCE
@@ -559,7 +561,7 @@ class Searcher:
                 continue
             if not c.woken and c.record.status is not Status.ACTIVE:
                 continue
-            score(c, self.policy, request.now)
+            score(c, self.policy, request.now, weights)
             ranked.append(c)
         ranked.sort(key=lambda c: (-c.score, -c.record.event_time, c.record.id))
         return ranked

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hindsight_lg._text import (
@@ -142,7 +142,7 @@ class Candidate:
     raw: dict[str, float] = field(default_factory=dict)
     # What :func:`score` made the score of: the weights, then the gate,
     # confidence and wake factors and the score itself. The breakdown is built
-    # from them only for a memory that is shown or explained.
+    # from them only for a memory that is shown or explained (final_breakdown).
     weights: Mapping[str, float] | None = None
     factors: tuple[float, float, float, float] | None = None
     # The path by which the memory bears on the query (relevance rule).
@@ -150,24 +150,6 @@ class Candidate:
     # Graph activation received by association (any edge but a thread's
     # ``precedes``), per seed it spread from (memory or entity id).
     links: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def breakdown(self) -> Breakdown | None:
-        """How :func:`score` made the score (``None`` before it ran)."""
-        if self.factors is None or self.weights is None:
-            return None
-        gate, confidence, wake, value = self.factors
-        return Breakdown(
-            {
-                "similarity": self.similarity,
-                "recency": self.recency,
-                "importance": self.record.importance,
-                "graph": self.graph,
-            },
-            dict(self.weights),
-            {"gate": gate, "confidence": confidence, "wake": wake},
-            score=value,
-        )
 
 
 def mark_speakers(pool: Sequence[Candidate], probe: Probe) -> None:
@@ -279,15 +261,22 @@ def score(
 
 
 def final_breakdown(c: Candidate) -> Breakdown | None:
-    """``c``'s breakdown with its final score (after any rerank) and paths."""
-    made = c.breakdown
-    if made is None:
+    """How ``c``'s score was made, with its final score (after any rerank) and
+    paths; ``None`` before :func:`score` ran."""
+    if c.factors is None or c.weights is None:
         return None
-    rerank = c.paths.get("rerank")
-    return replace(
-        made,
+    gate, confidence, wake, _ = c.factors
+    return Breakdown(
+        {
+            "similarity": c.similarity,
+            "recency": c.recency,
+            "importance": c.record.importance,
+            "graph": c.graph,
+        },
+        dict(c.weights),
+        {"gate": gate, "confidence": confidence, "wake": wake},
         score=c.score,
-        rerank=rerank,
+        rerank=c.paths.get("rerank"),
         support=c.support,
         paths={k: v for k, v in c.paths.items() if k != "rerank"},
     )

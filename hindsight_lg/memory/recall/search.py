@@ -502,7 +502,9 @@ class Searcher:
         for h in hits:
             if h.record.id in skip:
                 continue
-            c = pool.setdefault(h.record.id, Candidate(h.record))
+            c = pool.get(h.record.id)
+            if c is None:  # not setdefault: most hits of a later path are in already
+                c = pool[h.record.id] = Candidate(h.record)
             if len(h.record.dense) and not len(c.record.dense):
                 c.record.dense = h.record.dense  # a dense hit's vector, for the hop
             c.paths[path] = max(c.paths.get(path, 0.0), scaled.get(h.record.id, 0.0))

@@ -57,13 +57,19 @@ def turn_window(record: MemoryRecord, max_chars: int) -> str | None:
 
     The next sentence is added before the previous one (an answer's detail
     tends to follow what matched), then they alternate while they fit.
-    ``None`` when the record keeps no turn or its text is not in it.
+    Chatter around the fragment ("Thanks, Mel!", "Wow, that's awesome!",
+    "哈哈"; :func:`chatter`) is passed over, its place marked ``…``, so the
+    allowance goes to sentences that say something. ``None`` when the record
+    keeps no turn or its text is not in it.
 
     Example:
         >>> rec = MemoryRecord(namespace="u", content="I went to a pottery class.")
         >>> rec.meta["turn"] = "Guess what! I went to a pottery class. We made bowls."
         >>> turn_window(rec, 45)
         '… I went to a pottery class. We made bowls.'
+        >>> rec.meta["turn"] = "I went to a pottery class. Wow, so cool! We made bowls."
+        >>> turn_window(rec, 45)
+        'I went to a pottery class. … We made bowls.'
     """
     turn = record.meta.get(TURN_KEY)
     if not isinstance(turn, str) or max_chars <= 0:
@@ -83,25 +89,98 @@ def turn_window(record: MemoryRecord, max_chars: int) -> str | None:
     lo, hi = first, max(first + 1, last)
     if spans[hi - 1][1] - spans[lo][0] > max_chars:
         return None
-    lo, hi = _grow(spans, lo, hi, max_chars)
-    body = text[spans[lo][0] : spans[hi - 1][1]]
-    head = "… " if lo > 0 else ""
-    tail = " …" if hi < len(spans) else ""
-    return f"{head}{body}{tail}"
+    said = [not chatter(text[a:b]) for a, b in spans]
+    kept = _grow(spans, said, lo, hi, max_chars)
+    return _joined(text, spans, kept)
 
 
 def _grow(
-    spans: Sequence[tuple[int, int]], lo: int, hi: int, max_chars: int
-) -> tuple[int, int]:
-    """Widen ``[lo, hi)`` by whole sentences, next one first, while it fits."""
+    spans: Sequence[tuple[int, int]],
+    said: Sequence[bool],
+    lo: int,
+    hi: int,
+    max_chars: int,
+) -> list[int]:
+    """Sentences ``[lo, hi)`` and those beside them, next one first, while they fit.
+
+    A sentence that is chatter (``said`` false) is passed over: the side
+    grows past it, and its place costs a gap mark instead of its words.
+    """
+    kept = list(range(lo, hi))
+    size = spans[hi - 1][1] - spans[lo][0]
     grew = True
     while grew:
         grew = False
-        if hi < len(spans) and spans[hi][1] - spans[lo][0] <= max_chars:
-            hi, grew = hi + 1, True
-        if lo > 0 and spans[hi - 1][1] - spans[lo - 1][0] <= max_chars:
-            lo, grew = lo - 1, True
-    return lo, hi
+        while hi < len(spans) and not said[hi]:
+            hi += 1
+        if hi < len(spans) and (add := _cost(spans, hi, kept[-1])) + size <= max_chars:
+            kept.append(hi)
+            size, hi, grew = size + add, hi + 1, True
+        while lo > 0 and not said[lo - 1]:
+            lo -= 1
+        if lo > 0 and (add := _cost(spans, lo - 1, kept[0])) + size <= max_chars:
+            kept.insert(0, lo - 1)
+            size, lo, grew = size + add, lo - 1, True
+    return kept
+
+
+def _cost(spans: Sequence[tuple[int, int]], new: int, beside: int) -> int:
+    """Characters sentence ``new`` adds beside the kept sentence ``beside``:
+    its own and the space between, or its own and a gap mark for the
+    chatter passed over between them."""
+    if new == beside + 1:
+        return spans[new][1] - spans[beside][1]
+    if new == beside - 1:
+        return spans[beside][0] - spans[new][0]
+    return len(" … ") + spans[new][1] - spans[new][0]
+
+
+def _joined(text: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> str:
+    """The kept sentences in order; ``…`` for each run of sentences left out."""
+    runs: list[list[int]] = []
+    for i in kept:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    body = " … ".join(text[spans[r[0]][0] : spans[r[-1]][1]] for r in runs)
+    head = "… " if kept[0] > 0 else ""
+    tail = " …" if kept[-1] < len(spans) - 1 else ""
+    return f"{head}{body}{tail}"
+
+
+# Words of social talk, as terms() stems them: a sentence of nothing else
+# (and the names it addresses) says nothing a question could ask about.
+_CHATTER_WORDS = frozenset(
+    """thank much wow awesome amaz sound happy total congrat congratulation good
+    luck great cool agree doing keep nice glad hey hi hello haha lol yeah yes
+    yep ok okay sure wonderful fantastic incredible super really sorry hear
+    long time see talk soon bye care lot mean means omg oh ah aw awww hope
+    well definite absolute right true exact same too glad appreciate welcome
+    fun love like wish best excit interest cute beautiful lovely brilliant
+    perfect enjoy""".split()
+)
+_CHATTER_ZH = re.compile(
+    r"^(?:谢谢你?|多谢|哈+|嘿+|嗯+|哇+|好的?|太棒了|加油|不错|真棒|是的|对的?|没错|"
+    r"厉害|恭喜|晚安|早安?|拜拜|再见|[，,！!。.~～？?\s])+$"
+)
+_NAME = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def chatter(sentence: str) -> bool:
+    """Whether ``sentence`` is social talk only: thanks, greetings, praise.
+
+    Example:
+        >>> chatter("Thanks so much, Mel!"), chatter("Wow, that's awesome!")
+        (True, True)
+        >>> chatter("We made bowls."), chatter("哈哈，太棒了！")
+        (False, True)
+    """
+    if not sentence.isascii():
+        return bool(_CHATTER_ZH.match(sentence.strip()))
+    names = {n.casefold() for n in _NAME.findall(sentence)}
+    words = [t for t in terms(sentence) if t not in names]
+    return all(t in _CHATTER_WORDS for t in words)
 
 
 def shown_already(text: str, shown: Sequence[str]) -> bool:

@@ -185,13 +185,9 @@ class Searcher:
             rule = self.rules()[1]
             ranked, unrelated = keep_relevant(rule, request.query, ranked)
         want = None if request.k is None else size_k(request.query, request.k)
+        budget, focus, many = request.budget_tokens, ctx.probe.terms, ctx.probe.many
         chosen, used, cut = assemble(
-            ranked,
-            request.budget_tokens,
-            want,
-            self.policy,
-            ctx.probe.terms,
-            many=ctx.probe.many,
+            ranked, budget, want, self.policy, focus, many=many
         )
         cut.update(unrelated)
         return RecallResult(
@@ -502,9 +498,7 @@ class Searcher:
         for h in hits:
             if h.record.id in skip:
                 continue
-            c = pool.get(h.record.id)
-            if c is None:  # not setdefault: most hits of a later path are in already
-                c = pool[h.record.id] = Candidate(h.record)
+            c = pool.setdefault(h.record.id, Candidate(h.record))
             if len(h.record.dense) and not len(c.record.dense):
                 c.record.dense = h.record.dense  # a dense hit's vector, for the hop
             c.paths[path] = max(c.paths.get(path, 0.0), scaled.get(h.record.id, 0.0))

@@ -167,6 +167,7 @@ _CHATTER_ZH = re.compile(
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
 
 
+@functools.lru_cache(maxsize=8192)
 def chatter(sentence: str) -> bool:
     """Whether ``sentence`` is social talk only: thanks, greetings, praise.
 
@@ -176,6 +177,7 @@ def chatter(sentence: str) -> bool:
         >>> chatter("We made bowls."), chatter("哈哈，太棒了！")
         (False, True)
     """
+    # Cached: every recall renders the windows of a tenant's same few turns.
     if not sentence.isascii():
         return bool(_CHATTER_ZH.match(sentence.strip()))
     names = {n.casefold() for n in _NAME.findall(sentence)}

@@ -141,10 +141,10 @@ class Candidate:
     # Raw (unscaled) scores of the lexical paths, for the relevance rule.
     raw: dict[str, float] = field(default_factory=dict)
     # What :func:`score` made the score of: the weights, then the gate,
-    # confidence and wake factors and the score itself. The breakdown is built
-    # from them only for a memory that is shown or explained (final_breakdown).
+    # confidence and wake factors. The breakdown is built from them only for
+    # a memory that is shown or explained (final_breakdown).
     weights: Mapping[str, float] | None = None
-    factors: tuple[float, float, float, float] | None = None
+    factors: tuple[float, float, float] | None = None
     # The path by which the memory bears on the query (relevance rule).
     support: str = ""
     # Graph activation received by association (any edge but a thread's
@@ -256,7 +256,7 @@ def score(
     wake = policy.cold_wake_boost if c.woken else 1.0
     value *= confidence * wake
     c.score = value
-    c.weights, c.factors = w, (gate, confidence, wake, value)
+    c.weights, c.factors = w, (gate, confidence, wake)
     return value
 
 
@@ -265,7 +265,7 @@ def final_breakdown(c: Candidate) -> Breakdown | None:
     paths; ``None`` before :func:`score` ran."""
     if c.factors is None or c.weights is None:
         return None
-    gate, confidence, wake, _ = c.factors
+    gate, confidence, wake = c.factors
     return Breakdown(
         {
             "similarity": c.similarity,

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from hindsight_lg.model import MemoryRecord
+from hindsight_lg.model import STORE_META, MemoryRecord, store_item_id
 
-META = "store"
+META = STORE_META
 
 Origin = Literal["app", "captured"]
 ORIGIN = "$origin"
@@ -32,8 +31,8 @@ ORIGINS: tuple[Origin, ...] = ("app", "captured")
 
 
 def item_id(tenant: str, key: str) -> str:
-    """The stable memory id of a store item."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"hindsight-store\0{tenant}\0{key}").hex
+    """The stable memory id of a store item (import derives the same one)."""
+    return store_item_id(tenant, key)
 
 
 def _apply(value: Any, op: str, expected: Any) -> bool:

@@ -175,11 +175,15 @@ def summarize(text: str, max_chars: int = 120) -> str:
     return cut.rstrip(" ,;，；") + "…"
 
 
-# Characters a reader never sees: controls, format characters (bidi marks,
-# zero-width, tag characters), surrogates, private use and unassigned.
+# The one definition of the characters a reader cannot see: inert() drops
+# them from what a model reads, and check_namespace() refuses them in tenant
+# ids (through hidden_char), so what one hides the other never accepts.
+#
+# First, by category: controls, format characters (bidi marks, zero-width,
+# the soft hyphen, tag characters), surrogates, private use and unassigned.
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 _KEPT_FORMAT = frozenset({"\u200c", "\u200d"})  # joiners shape Persian and Indic
-# Unicode's Default_Ignorable_Code_Point set outside the categories above
+# Then Unicode's Default_Ignorable_Code_Point set outside those categories
 # (variation selectors, the combining grapheme joiner, Hangul fillers,
 # Khmer inherent vowels, Mongolian selectors, musical formatting), plus the
 # braille blank and the object replacement character, which render as
@@ -188,6 +192,38 @@ _IGNORABLE_RE = re.compile(
     "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164"
     "\ufe00-\ufe0f\uffa0\ufffc\U0001d173-\U0001d17a\U000e0100-\U000e01ef]"
 )
+
+
+def is_hidden(ch: str) -> bool:
+    """Whether one character shows as nothing, or as a plain space, on a screen.
+
+    True for every character :func:`one_visible_line` drops (the categories
+    of ``_HIDDEN`` and the code points of ``_IGNORABLE_RE``), for the two
+    joiners it keeps for the scripts that need them (alone they show
+    nothing), and for every space or separator but U+0020, which it shows
+    as that space. ``str.isprintable`` is false for exactly those categories
+    (C* and Z*) except U+0020.
+    """
+    return not ch.isprintable() or _IGNORABLE_RE.match(ch) is not None
+
+
+def hidden_char(text: str) -> str | None:
+    """The first character of ``text`` that :func:`is_hidden`, else ``None``.
+
+    Example:
+        >>> hidden_char("alice"), hidden_char("alice\ufe0f") == "\ufe0f"
+        (None, True)
+    """
+    if text.isprintable() and not _IGNORABLE_RE.search(text):
+        return None  # the common case, without a Python-level loop
+    return next(ch for ch in text if is_hidden(ch))
+
+
+def describe_char(ch: str) -> str:
+    """A character as a reader can see it: ``U+FE0F VARIATION SELECTOR-16``."""
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}"
+
+
 # Look-alikes of the characters inert() escapes: a model may read a
 # fullwidth or small "<" as the real one and see a tag close.
 _LOOKALIKES = str.maketrans(

@@ -355,3 +355,16 @@ def observe_id(thread_id: str) -> str:
         OBSERVE_PREFIX
         + hashlib.sha256(thread_id.encode("utf-8", "replace")).hexdigest()[:40]
     )
+
+
+# Where HindsightStore keeps an item's key, value and order in ``record.meta``.
+STORE_META = "store"
+
+
+def store_item_id(namespace: str, key: str) -> str:
+    """The memory id of the store item ``key`` in ``namespace``.
+
+    Derived, so the store finds an item by its key in one lookup; import
+    derives it again for the target namespace, so a copied item keeps its key.
+    """
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"hindsight-store\0{namespace}\0{key}").hex

@@ -21,6 +21,16 @@ way); a query search ranks indexed items by cosine similarity to the query
 For the full recall ranking (recency, importance, graph) call
 ``memory.recall`` instead. Namespaces are listed while they hold items.
 
+*Agent privacy.* An agent's private memory is seen by that agent only, on
+the store as in recall: a call made for another agent (the store's own
+``agent_id``, else the agent the running graph or tool names, see
+:mod:`hindsight_lg._store_agent`) neither gets, searches nor lists it, and a
+``put`` or ``delete`` by key never changes it: a delete finds nothing, and a
+put to a key that is such a memory's id is refused (``ValueError``) rather
+than adding an item beside it that its own agent would then read at that key.
+Without an agent (outside a run, or a run that names none) the whole
+namespace is visible, as in ``memory.recall`` without ``agent_id``.
+
 *Store items and the memory lifecycle.* Items put through the store are
 pinned: ``decay()`` leaves them active, so they never drop out of ``search``
 while ``get`` still finds them. Expire them with LangGraph's TTL instead
@@ -75,7 +85,8 @@ from hindsight_lg._items import (
     when,
     write_order,
 )
-from hindsight_lg.backends import Where
+from hindsight_lg._store_agent import calling_agent
+from hindsight_lg.backends import Where, visible_to
 from hindsight_lg.memory import PINNED_KEY, HindsightMemory
 from hindsight_lg.model import Kind, MemoryRecord, SourceKind, Status, Tier
 from hindsight_lg.tenancy import DEFAULT_TENANTS, TenantMap, labels_of, tenant_of
@@ -93,6 +104,13 @@ __all__ = [
 _TEXT_KEYS = ("content", "text", "memory", "data")
 _ALL = 10**7
 _ACTIVE = Where(statuses=(Status.ACTIVE.value,))
+
+
+def _active(reader: str | None) -> Where:
+    """Active records the reader may see (``None``: every agent's)."""
+    return (
+        _ACTIVE if reader is None else Where(statuses=_ACTIVE.statuses, reader=reader)
+    )
 
 
 class HindsightItem(SearchItem):
@@ -146,6 +164,10 @@ class HindsightStore(BaseStore):
             else the whole value as JSON.
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes,
             ``refresh_on_read``).
+        agent_id: the agent this store reads and writes for, whatever a run
+            names; ``None`` takes the run's agent (its context's
+            ``agent_id``, then ``configurable["agent_id"]``). Another agent's
+            private memories are invisible and unchangeable to it.
 
     Example:
         >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
@@ -165,8 +187,10 @@ class HindsightStore(BaseStore):
         tenants: TenantMap = DEFAULT_TENANTS,
         index: Mapping[str, Any] | None = None,
         ttl: TTLConfig | None = None,
+        agent_id: str | None = None,
     ) -> None:
         self.memory = memory
+        self.agent_id = agent_id or None
         self.kind = Kind(kind)
         self.tenants = tenants
         fields = (index or {}).get("fields")
@@ -180,31 +204,44 @@ class HindsightStore(BaseStore):
 
         As in LangGraph's own stores, the reads of a batch see the store as
         it was before the batch, and of several puts to one key the last wins.
+        The whole batch is made for one agent (see *Agent privacy* above).
+
+        Raises:
+            ValueError: a put names another agent's private memory by its id.
         """
         ops = list(ops)
-        results = [None if isinstance(op, PutOp) else self._one(op) for op in ops]
+        reader = calling_agent(self.agent_id)
+        results = [
+            None if isinstance(op, PutOp) else self._one(op, reader) for op in ops
+        ]
         puts = {(op.namespace, op.key): op for op in ops if isinstance(op, PutOp)}
+        if reader is not None:  # every put is checked before the first write
+            for put in puts.values():
+                self._refuse_hidden(put, reader)
         for put in puts.values():
-            self._put(put)
+            self._put(put, reader)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async twin of :meth:`batch` (the work runs in a worker thread)."""
+        # to_thread copies the context, so the worker still sees the run.
         return await asyncio.to_thread(self.batch, list(ops))
 
-    def _one(self, op: Op) -> Result:
+    def _one(self, op: Op, reader: str | None) -> Result:
         if isinstance(op, GetOp):
-            return self._get(op)
+            return self._get(op, reader)
         if isinstance(op, SearchOp):
-            return self._search(op)
+            return self._search(op, reader)
         if isinstance(op, ListNamespacesOp):
-            return self._list_namespaces(op)
+            return self._list_namespaces(op, reader)
         raise TypeError(f"unknown store operation {type(op).__name__}")
 
     # -- visibility -------------------------------------------------------------
 
-    def _visible(self, record: MemoryRecord, now: float) -> bool:
+    def _visible(self, record: MemoryRecord, now: float, reader: str | None) -> bool:
         if record.status is not Status.ACTIVE:
+            return False
+        if reader is not None and not visible_to(record, reader):
             return False
         expires = _expires_at(item_meta(record) or {})
         return expires is None or expires > now
@@ -230,22 +267,43 @@ class HindsightStore(BaseStore):
     # -- reads ------------------------------------------------------------------
 
     def _find(
-        self, namespace: tuple[str, ...], key: str, *, vectors: bool = False
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        reader: str | None,
+        *,
+        vectors: bool = False,
     ) -> MemoryRecord | None:
         """The live record of an item (put by the store, or a memory by its id)."""
         tenant = self.tenants.tenant(namespace)
         now = self.memory.clock()
         for wanted in (item_id(tenant, key), *_memory_ids(key)):
             rows = self.memory.get_many(tenant, [wanted], vectors=vectors)
-            live = [r for r in rows if self._visible(r, now)]
+            live = [r for r in rows if self._visible(r, now, reader)]
             if live and self._labels(live[0]) == namespace:
                 if wanted != item_id(tenant, key) and item_meta(live[0]) is not None:
                     continue  # a store item is addressed by its key, not its id
                 return live[0]
         return None
 
-    def _get(self, op: GetOp) -> Item | None:
-        record = self._find(op.namespace, op.key, vectors=op.refresh_ttl)
+    def _refuse_hidden(self, op: PutOp, reader: str) -> None:
+        """Refuse a put whose key is the id of another agent's private memory.
+
+        Adding an item there would not change that memory, but its own agent
+        would then read the item at that key instead of it.
+        """
+        if op.value is None or self._find(op.namespace, op.key, reader) is not None:
+            return
+        tenant, now = self.tenants.tenant(op.namespace), self.memory.clock()
+        rows = self.memory.get_many(tenant, _memory_ids(op.key))
+        if any(self._visible(r, now, None) and not visible_to(r, reader) for r in rows):
+            raise ValueError(
+                f"key {op.key!r} of {op.namespace!r} is the id of a memory this "
+                f"agent ({reader!r}) may not change; put the item under another key"
+            )
+
+    def _get(self, op: GetOp, reader: str | None) -> Item | None:
+        record = self._find(op.namespace, op.key, reader, vectors=op.refresh_ttl)
         if record is None:
             return None
         if op.refresh_ttl:
@@ -260,18 +318,20 @@ class HindsightStore(BaseStore):
                 found.append(tenant)
         return found
 
-    def _records(self, prefix: tuple[str, ...], vectors: bool) -> list[MemoryRecord]:
-        now, out = self.memory.clock(), []
+    def _records(
+        self, prefix: tuple[str, ...], vectors: bool, reader: str | None
+    ) -> list[MemoryRecord]:
+        now, out, where = self.memory.clock(), [], _active(reader)
         for tenant in self._tenants(prefix):
-            rows = self.memory.query(tenant, _ACTIVE, limit=_ALL, vectors=vectors)
-            out += [r for r in rows if self._visible(r, now)]
+            rows = self.memory.query(tenant, where, limit=_ALL, vectors=vectors)
+            out += [r for r in rows if self._visible(r, now, reader)]
         return out
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
+    def _search(self, op: SearchOp, reader: str | None) -> list[SearchItem]:
         origin, where = split_origin(op.filter)
         records = [
             r
-            for r in self._records(op.namespace_prefix, vectors=bool(op.query))
+            for r in self._records(op.namespace_prefix, bool(op.query), reader)
             if origin in (None, origin_of(r)) and matches(value_of(r), where)
         ]
         if op.query:
@@ -304,12 +364,14 @@ class HindsightStore(BaseStore):
         room = op.limit - len(kept)
         return kept + [(r, None) for r in scoreless[: max(room, 0)]]
 
-    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+    def _list_namespaces(
+        self, op: ListNamespacesOp, reader: str | None
+    ) -> list[tuple[str, ...]]:
         spaces = {
             labels
             for tenant in self.memory.namespaces()
             if (labels := self.tenants.labels(tenant)) is not None
-            and self._holds_items(tenant)
+            and self._holds_items(tenant, reader)
         }
         for cond in op.match_conditions or ():
             spaces = {s for s in spaces if _path_matches(s, cond.match_type, cond.path)}
@@ -317,16 +379,17 @@ class HindsightStore(BaseStore):
             spaces = {s[: op.max_depth] for s in spaces}
         return sorted(spaces)[op.offset : op.offset + op.limit]
 
-    def _holds_items(self, tenant: str) -> bool:
-        now = self.memory.clock()
-        if self.memory.count(tenant, _ACTIVE) == 0:
+    def _holds_items(self, tenant: str, reader: str | None) -> bool:
+        now, where = self.memory.clock(), _active(reader)
+        if self.memory.count(tenant, where) == 0:
             return False
-        return any(self._visible(r, now) for r in self.memory.query(tenant, _ACTIVE))
+        rows = self.memory.query(tenant, where)
+        return any(self._visible(r, now, reader) for r in rows)
 
     # -- writes -----------------------------------------------------------------
 
-    def _put(self, op: PutOp) -> None:
-        old = self._find(op.namespace, op.key)
+    def _put(self, op: PutOp, reader: str | None) -> None:
+        old = self._find(op.namespace, op.key, reader)
         if op.value is None:
             if old is not None:
                 self.memory.forget(old.namespace, [old.id])

@@ -8,11 +8,13 @@ the memory engine keeps one flat string per tenant (``"u42"``). The mapping:
   bridging saver and the memory tools use for that user: the user id itself
   when it is *plain*, else ``"%@"`` and the percent-escaped id;
 * every other tuple maps to ``"%/"`` followed by its labels, each
-  percent-escaped (``%``, ``/`` and control / format / surrogate characters
+  percent-escaped (``%``, ``/`` and every character a reader cannot see
   become ``%XX`` UTF-8 escapes) and joined with ``/``.
 
 A user id is *plain* when it is a valid memory namespace (non-blank, at most
-512 bytes of UTF-8, no control / format / surrogate characters) and does not
+512 bytes of UTF-8, no character a reader cannot see: controls, format and
+default-ignorable code points such as variation selectors and Hangul
+fillers, spaces but U+0020; ``hindsight_lg._text.is_hidden``) and does not
 start with one of the two markers. So ``"alice"``, ``"bob.smith"``,
 ``"%61lice"`` and ``"maya@x.com"`` are their own tenants, and tenants starting
 with ``%/`` or ``%@`` are reserved for the encoding.
@@ -36,10 +38,10 @@ Example:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hindsight_lg._text import hidden_char, is_hidden
 from hindsight_lg.backends import MAX_NAMESPACE_BYTES
 
 __all__ = [
@@ -53,7 +55,6 @@ __all__ = [
 _PATH = "%/"
 _USER = "%@"
 _SEP = "/"
-_HIDDEN = frozenset({"Cc", "Cf", "Cs"})
 _ESCAPE = re.compile(r"%([0-9A-F]{2})")
 
 
@@ -64,8 +65,7 @@ def _escape_char(ch: str) -> str:
 def _escape(label: str) -> str:
     """``label`` with ``%``, ``/`` and invisible characters percent-escaped."""
     return "".join(
-        _escape_char(ch) if ch in "%/" or unicodedata.category(ch) in _HIDDEN else ch
-        for ch in label
+        _escape_char(ch) if ch in "%/" or is_hidden(ch) else ch for ch in label
     )
 
 
@@ -93,7 +93,7 @@ def _is_plain(user_id: str) -> bool:
         bool(user_id.strip())
         and _size(user_id) <= MAX_NAMESPACE_BYTES
         and not user_id.startswith((_PATH, _USER))
-        and not any(unicodedata.category(ch) in _HIDDEN for ch in user_id)
+        and hidden_char(user_id) is None
     )
 
 

@@ -22,12 +22,14 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "model": (),
     "errors": (),
     "text": (),
+    "files": (),
     "telemetry": ("hindsight_lg.telemetry",),
     "storage": (
         "hindsight_lg.backends",
         "hindsight_lg.model",
         "hindsight_lg.errors",
         "hindsight_lg._text",
+        "hindsight_lg._files",
         "hindsight_lg.telemetry",
     ),
     "embeddings": (
@@ -42,6 +44,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         "hindsight_lg.errors",
         "hindsight_lg._text",
         "hindsight_lg._messages",
+        "hindsight_lg._files",
         "hindsight_lg.telemetry",
         "hindsight_lg.embeddings",
         # the storage layer's protocol and factories, never a concrete backend
@@ -61,6 +64,7 @@ def layer_of(module: str) -> str:
         "errors": "errors",
         "_text": "text",
         "_messages": "text",
+        "_files": "files",
         "telemetry": "telemetry",
         "backends": "storage",
         "embeddings": "embeddings",

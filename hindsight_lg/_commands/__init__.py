@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,18 @@ class CommandError(Exception):
 
 
 def namespace_arg(text: str) -> str:
-    """An argparse type: a namespace with something visible in it."""
-    visible = "".join(
-        c for c in text if not c.isspace() and unicodedata.category(c) != "Cf"
-    )
-    if not visible:
+    """An argparse type: a namespace the store accepts, refused before it opens."""
+    from hindsight_lg._text import is_hidden
+    from hindsight_lg.backends import check_namespace
+
+    if all(c.isspace() or is_hidden(c) for c in text):
         raise argparse.ArgumentTypeError(
             f"namespace {text!r} is empty or invisible: give a user or tenant id"
         )
-    return text
+    try:
+        return check_namespace(text)
+    except ValueError as exc:  # a look-alike, or too long
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def positive_int(text: str) -> int:

@@ -7,8 +7,9 @@ import getpass
 import json
 import os
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from hindsight_lg._commands import (
     NOT_FOUND,
@@ -16,6 +17,7 @@ from hindsight_lg._commands import (
     add_store_args,
     open_memory,
 )
+from hindsight_lg._files import private_output
 
 
 def _passphrase_args(p: argparse.ArgumentParser) -> None:
@@ -79,28 +81,32 @@ def cmd_export(args: argparse.Namespace) -> int:
     from hindsight_lg.memory import export_namespace
 
     secret = _passphrase(args)
-    # The output is opened before the store, so a bad path fails at once; a
-    # failed export removes its partial file.
-    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
-    try:
-        with open_memory(args, embeds=False) as memory:
-            stats = export_namespace(
-                memory,
-                args.namespace,
-                out,
-                vectors=args.vectors,
-                agent_id=args.agent,
-                passphrase=secret,
-            )
-    except BaseException:
-        if out is not sys.stdout:
-            out.close()
-            os.unlink(args.out)
-        raise
-    if out is not sys.stdout:
-        out.close()
+    # The output is opened before the store, so a bad path fails at once.
+    with _output(args.out) as out, open_memory(args, embeds=False) as memory:
+        stats = export_namespace(
+            memory,
+            args.namespace,
+            out,
+            vectors=args.vectors,
+            agent_id=args.agent,
+            passphrase=secret,
+        )
     print(json.dumps({"exported": stats.as_dict()}), file=sys.stderr)
     return 0
+
+
+def _output(path: str) -> AbstractContextManager[TextIO]:
+    """Where an export goes: stdout for ``-``, else a file written whole, 0600.
+
+    An export holds a tenant's memories: the file is its owner's alone, and a
+    failed export leaves no partial file (what was at the path stays). A
+    device or pipe (``/dev/stdout``, a FIFO) is written as it is.
+    """
+    if path == "-":
+        return nullcontext(sys.stdout)
+    if os.path.exists(path) and not os.path.isfile(path):
+        return open(path, "w", encoding="utf-8")
+    return private_output(path)
 
 
 def cmd_import(args: argparse.Namespace) -> int:

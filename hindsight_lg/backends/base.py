@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from hindsight_lg._text import describe_char, hidden_char
 from hindsight_lg.model import ID_BYTES, AuditEntry, Edge, EdgeType, MemoryRecord, Scope
 
 # Bytes of UTF-8, not characters: Milvus VARCHAR(512) fields count bytes, and a
@@ -29,27 +29,34 @@ MAX_ID_BYTES = ID_BYTES
 MAX_NAME_BYTES = 512
 MAX_OP_BYTES = 32
 MAX_DOC_BYTES = 65536
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
 
 
 def check_namespace(namespace: str) -> str:
     """Validate a namespace; returns it unchanged.
 
     Raises:
-        ValueError: empty, longer than 512 bytes of UTF-8, or containing
-            control, format or surrogate characters.
+        ValueError: empty, longer than 512 bytes of UTF-8, or holding a
+            character a reader cannot see (:func:`hindsight_lg._text.is_hidden`:
+            controls, format and default-ignorable code points such as
+            bidi marks, zero-width and variation selectors, Hangul fillers,
+            tag characters, surrogates, private use, unassigned, and every
+            space but U+0020).
         TypeError: not a string.
     """
     if not isinstance(namespace, str):
         raise TypeError(f"namespace must be a str, not {type(namespace).__name__}")
     if not namespace or not namespace.strip():
         raise ValueError("namespace must be a non-empty string (a user or tenant id)")
-    if any(unicodedata.category(ch) in _HIDDEN_CATEGORIES for ch in namespace):
-        # Control, format (bidi overrides, zero-width) and surrogate characters
-        # let two tenant ids look alike on screen while differing in storage.
+    hidden = hidden_char(namespace)
+    if hidden is not None:
+        # Such characters let two tenant ids look alike on screen (the panel,
+        # the CLI, a log line) while they differ in storage.
         raise ValueError(
-            "namespace must not contain control, format (e.g. right-to-left "
-            "override, zero-width) or surrogate characters"
+            f"namespace {ascii(namespace[:60])} holds {describe_char(hidden)}, "
+            "a character that shows as nothing or as a plain space, so it "
+            "would look like another tenant: remove it, or map user ids "
+            "through hindsight_lg.tenancy.user_tenant(), which escapes such "
+            "characters visibly"
         )
     size = len(namespace.encode("utf-8"))  # no surrogates left: cannot fail
     if size > MAX_NAMESPACE_BYTES:

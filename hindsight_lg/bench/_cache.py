@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import os
+import io
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from hindsight_lg._files import make_dirs, replace_private
 from hindsight_lg.embeddings import Embedder, Vectors
 
 
@@ -65,11 +66,11 @@ class CachedEmbedder:
         """Write new vectors to disk (no-op without a folder or new vectors)."""
         if self.path is None or not self._dirty or not self._vectors:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         keys = np.array(list(self._vectors))
         vectors = np.stack(list(self._vectors.values()))
-        # A private temporary name: two runs may share the cache folder.
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, keys=keys, vectors=vectors)
-        tmp.replace(self.path)
+        data = io.BytesIO()
+        np.savez(data, keys=keys, vectors=vectors)
+        # Two runs may share the cache folder: each rewrite is atomic, 0600.
+        make_dirs(self.path.parent)
+        replace_private(self.path, data.getvalue())
         self._dirty = False

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from hindsight_lg._files import make_dirs, replace_private
 from hindsight_lg.bench.locomo import CATEGORIES
 
 Table = Mapping[str, Mapping[str, float]]
@@ -58,6 +61,14 @@ def _pyplot() -> object:
     return plt
 
 
+def _save(fig: Any, path: Path) -> None:
+    """Write a figure as a private file (see ``hindsight_lg._files``)."""
+    data = io.BytesIO()
+    fig.savefig(data, dpi=110, format=path.suffix.lstrip(".") or "png")
+    make_dirs(path.parent)
+    replace_private(path, data.getvalue())
+
+
 def plot_recall(cells: Table, path: Path, title: str) -> Path:
     """Grouped bars: evidence recall per category for each system."""
     plt = _pyplot()
@@ -74,7 +85,7 @@ def plot_recall(cells: Table, path: Path, title: str) -> Path:
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)  # type: ignore[attr-defined]
     return path
 
@@ -102,6 +113,6 @@ def plot_lines(
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)  # type: ignore[attr-defined]
     return path

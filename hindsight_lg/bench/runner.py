@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hindsight_lg._files import make_dirs, replace_private
 from hindsight_lg.bench._cache import CachedEmbedder
 from hindsight_lg.bench.evaluate import Progress, Run, evaluate_conversation, table
 from hindsight_lg.bench.locomo import load_locomo
@@ -126,9 +127,9 @@ def run_locomo(cfg: LocomoConfig, progress: Progress | None = None) -> Run:
 def _save_scores(folder: Path, run: Run) -> None:
     # After every conversation, so an interrupted run keeps what it measured
     # (``--merge`` reports it).
-    folder.mkdir(parents=True, exist_ok=True)
+    make_dirs(folder)
     scores = [asdict(s) for s in run.scores]
-    (folder / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+    replace_private(folder / "scores.json", json.dumps(scores).encode())
 
 
 def load_scores(folders: Sequence[Path]) -> Run:
@@ -191,7 +192,7 @@ def _section(cfg: LocomoConfig, run: Run, name: str, convs: list[int]) -> list[s
 
 def write_report(cfg: LocomoConfig, run: Run, command: str) -> Path:
     """Markdown report, plots and raw scores in ``cfg.out``; returns the report path."""
-    cfg.out.mkdir(parents=True, exist_ok=True)
+    make_dirs(cfg.out)
     k = "recall's default" if cfg.k is None else str(cfg.k)
     parts = [
         "# LoCoMo evidence recall and answer coverage",
@@ -217,7 +218,7 @@ def write_report(cfg: LocomoConfig, run: Run, command: str) -> Path:
     parts += ["", "## Recall against budget", "", "![budget](recall-budget.png)"]
     _plot_budget(cfg, run)
     report = cfg.out / "report.md"
-    report.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    replace_private(report, ("\n".join(parts) + "\n").encode())
     _save_scores(cfg.out, run)
     return report
 

@@ -381,7 +381,7 @@ def measure(
 
     row = ScaleRow(size, namespaces=namespaces or cfg.namespaces)
     db = folder / f"scale-{size}-{row.namespaces}"
-    db.mkdir()
+    db.mkdir(mode=0o700)  # in a private temporary folder; see hindsight_lg._files
     raw = open_raw(db) if open_raw else MilvusBackend(str(db / "memory.db"))
     # Time the engine's own read cache too: wrap it, not the raw store.
     cache = with_read_cache(raw)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hindsight_lg._files import make_dirs, replace_private
 from hindsight_lg.bench.report import plot_lines
 from hindsight_lg.bench.runner import machine
 from hindsight_lg.bench.scale import ScaleConfig, ScaleRow, ScaleRun
@@ -192,7 +193,7 @@ def summary(cfg: ScaleConfig, run: ScaleRun) -> str:
 
 def write_scale_report(cfg: ScaleConfig, run: ScaleRun, command: str) -> Path:
     """Markdown report and latency plot in ``cfg.out``; returns the report's path."""
-    cfg.out.mkdir(parents=True, exist_ok=True)
+    make_dirs(cfg.out)
     spread = [r for r in run.rows if r.namespaces > 1]
     series = {
         "recall p95": [(r.size, r.recall[1]) for r in spread],
@@ -229,5 +230,5 @@ def write_scale_report(cfg: ScaleConfig, run: ScaleRun, command: str) -> Path:
         ]
     )
     report = cfg.out / "report.md"
-    report.write_text(text + "\n", encoding="utf-8")
+    replace_private(report, (text + "\n").encode())
     return report

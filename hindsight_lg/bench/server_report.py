@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from hindsight_lg._files import make_dirs, replace_private
 from hindsight_lg.bench.report import plot_lines
 from hindsight_lg.bench.runner import machine
 from hindsight_lg.bench.scale import ScaleRow
@@ -163,7 +164,7 @@ def server_summary(run: ServerRun) -> str:
 def write_server_report(cfg: ServerConfig, run: ServerRun, command: str) -> Path:
     """Markdown report and growth plot in ``cfg.scale.out``; returns its path."""
     out = cfg.scale.out
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)
     series = {
         "recall p95": [(r.row.size, r.row.recall[1]) for r in run.rows],
         "raw search p95 (store)": [(r.row.size, r.row.raw[1]) for r in run.rows],
@@ -201,5 +202,5 @@ def write_server_report(cfg: ServerConfig, run: ServerRun, command: str) -> Path
         ]
     )
     report = out / "report.md"
-    report.write_text(text + "\n", encoding="utf-8")
+    replace_private(report, (text + "\n").encode())
     return report

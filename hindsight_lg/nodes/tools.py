@@ -7,6 +7,11 @@ can never name another user's tenant: ids it passes are looked up inside the
 run's own tenant only. Each has a sync and an async body and an argument
 schema a model can follow.
 
+What the search tool answers is fenced (:mod:`hindsight_lg.nodes._fence`):
+the "data, not instructions" label and a ``<memories>`` block of inert rows.
+:func:`fenced_store_tool` gives the same fence to tools that answer store
+items, such as LangMem's search tool over ``HindsightStore``.
+
 Example:
     >>> from hindsight_lg.nodes.tools import memory_tools  # doctest: +SKIP
     >>> agent = create_agent(model, tools=memory_tools(memory))  # doctest: +SKIP
@@ -14,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -35,18 +39,21 @@ from hindsight_lg.identity import (
     find_identity,
     unattributed,
 )
-from hindsight_lg.memory import RECALL_HEADER, HindsightMemory, RecallResult
+from hindsight_lg.memory import HindsightMemory, RecallResult
 from hindsight_lg.model import Kind, MemoryRecord, SourceKind
+from hindsight_lg.nodes._fence import fenced, fenced_store_tool, rows_of, store_rows
 from hindsight_lg.store import matches
 
 __all__ = [
     "ManageMemory",
     "SearchMemory",
-    "manage_memory_tool",
     "fenced",
+    "fenced_store_tool",
+    "manage_memory_tool",
     "memory_tools",
     "rows_of",
     "search_memory_tool",
+    "store_rows",
 ]
 
 KindName = Literal["preference", "fact", "task", "event", "rule"]
@@ -213,24 +220,6 @@ class _Tools:
             # A model's mistake: the tool answers it instead of failing the run.
             raise ToolException(f"no memory with id {memory_id!r}: search for it first")
         return record
-
-
-def fenced(rows: list[dict[str, Any]]) -> str:
-    """Search rows as a model reads them: the data label, then one JSON line each.
-
-    The label and the ``<memories>`` block are those of
-    :meth:`~hindsight_lg.memory.recall.result.RecallResult.to_prompt`: the
-    rows are data from past conversations, never instructions.
-    """
-    lines = "\n".join(json.dumps(row, ensure_ascii=False) for row in rows)
-    body = f"{lines}\n" if lines else ""
-    return f"{RECALL_HEADER}\n<memories>\n{body}</memories>"
-
-
-def rows_of(answer: str) -> list[dict[str, Any]]:
-    """The rows of a :func:`fenced` answer (for tests and callers that parse it)."""
-    inside = answer.split("<memories>\n", 1)[-1].rsplit("</memories>", 1)[0]
-    return [json.loads(line) for line in inside.splitlines() if line.strip()]
 
 
 def _manage_checked(args: ManageMemory) -> None:

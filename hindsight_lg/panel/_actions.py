@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from hindsight_lg.backends import visible_to
 from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.model import AuditEntry
-from hindsight_lg.panel._views import record_json
+from hindsight_lg.panel._views import record_json, seen_by
 
 # action -> the word a page shows once it is done
 ACTIONS = {
@@ -25,26 +26,38 @@ ACTIONS = {
 
 
 def run_action(
-    memory: HindsightMemory, action: str, namespace: str, memory_id: str, text: str
+    memory: HindsightMemory,
+    action: str,
+    namespace: str,
+    memory_id: str,
+    text: str,
+    reader: str | None = None,
 ) -> dict[str, Any]:
     """Run ``action`` on a memory of ``namespace``; returns a JSON-ready outcome.
 
+    With ``reader`` (an agent's panel), a memory private to another agent is
+    not found, and the outcome names none.
+
     Raises:
-        KeyError: an unknown action, or no such memory in ``namespace``.
+        KeyError: an unknown action, or no such memory in ``namespace`` (or
+            none ``reader`` may see).
         ValueError: what the engine refuses (empty correction, a superseded
             memory, a lesson review on something that is not a lesson).
     """
     if action not in ACTIONS:
         raise KeyError(f"unknown action {action!r}; one of {', '.join(ACTIONS)}")
-    if not memory_id or memory.get(namespace, memory_id) is None:
-        raise KeyError(f"no memory {memory_id!r} in namespace {namespace!r}")
+    seen_by(memory, namespace, memory_id, reader)
     if action == "correct":
         fix = memory.correct(namespace, memory_id, text)
+        weakened = fix.weakened
+        if reader is not None and weakened:
+            shown = memory.get_many(namespace, sorted(weakened))
+            weakened = {r.id: weakened[r.id] for r in shown if visible_to(r, reader)}
         return {
             "action": action,
             "memory": record_json(fix.memory),
             "superseded": record_json(fix.superseded),
-            "weakened": {k: list(v) for k, v in fix.weakened.items()},
+            "weakened": {k: list(v) for k, v in weakened.items()},
         }
     if action == "delete":
         deleted = memory.forget(namespace, [memory_id])

@@ -24,6 +24,10 @@ The rules, in the order the middleware applies them:
 4. **Namespace.** With ``namespace=...`` (an end user's view) every
    ``namespace`` a request names, in its query string or its body, must be
    that one (403 otherwise); lookups by id are made in that namespace only.
+5. **Agent.** With ``agent_id=...`` (an agent's view) every read and action
+   is made as that agent: another agent's private memories are not listed,
+   counted, searched or linked, and their ids are 404 for pages and actions;
+   a request naming another ``agent`` gets 403.
 
 Every response carries a strict Content-Security-Policy (no inline script at
 all) on top of escaped rendering, so stored memory text cannot run.
@@ -81,6 +85,7 @@ class Guard:
         token: the shared secret; ``None`` serves loopback requests only.
         namespace: the only namespace this panel shows, or ``None`` for all.
         allowed_hosts: host names to answer without a token (default: loopback).
+        agent: the agent every request reads and acts as, or ``None``.
     """
 
     def __init__(
@@ -88,6 +93,7 @@ class Guard:
         token: str | None,
         namespace: str | None,
         allowed_hosts: Iterable[str] | None = None,
+        agent: str | None = None,
     ) -> None:
         if token is not None and len(token) < 8:
             raise ValueError(
@@ -95,6 +101,7 @@ class Guard:
             )
         self.token = token
         self.namespace = namespace
+        self.agent = agent or None
         self.allowed_hosts = frozenset(allowed_hosts or LOOPBACK)
         self.csrf = secrets.token_urlsafe(32)
 
@@ -163,6 +170,18 @@ class Guard:
                 else "the request names two different namespaces"
             )
         return named.pop()
+
+    def reader(self, named: str) -> str | None:
+        """The agent a request reads as: the panel's own, else the one it named.
+
+        Raises:
+            Forbidden: an agent's panel was asked to read as another agent.
+        """
+        if self.agent is None:
+            return named or None
+        if named not in ("", self.agent):
+            raise Forbidden("this panel shows one agent's memories only")
+        return self.agent
 
 
 def _wants_json(request: Request) -> bool:

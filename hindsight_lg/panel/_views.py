@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from hindsight_lg.backends import Where
+from hindsight_lg.backends import Where, visible_to
 from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.model import AuditEntry, Edge, Kind, MemoryRecord, Status, Tier
 
@@ -220,19 +220,21 @@ def namespaces(
     *,
     start: int = 0,
     size: int = NAMESPACES_PER_PAGE,
+    reader: str | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """One page of namespaces (or just ``only``) with their counts, and how many exist.
 
     Counting reads each namespace through the engine's read cache, so the
     list is paged: one page costs its own namespaces, not every tenant's.
+    ``reader`` counts only what that agent may see.
     """
     names = [only] if only else memory.namespaces()
-    everything = Where(statuses=STATUSES)
+    everything = Where(statuses=STATUSES, reader=reader)
     rows = [
         {
             "namespace": ns,
             "total": memory.count(ns, everything),
-            "active": memory.count(ns, Where()),
+            "active": memory.count(ns, Where(reader=reader)),
         }
         for ns in names[max(0, start) : max(0, start) + size]
     ]
@@ -277,24 +279,111 @@ class MemoryView:
         return self.record.status not in (Status.SUPERSEDED, Status.DELETED)
 
 
-def memory_view(memory: HindsightMemory, namespace: str, memory_id: str) -> MemoryView:
-    """One memory of ``namespace`` with its edges (as links) and its audit trail.
+def seen_by(
+    memory: HindsightMemory, namespace: str, memory_id: str, reader: str | None
+) -> MemoryRecord:
+    """The memory ``memory_id`` if ``reader`` (``None``: anyone) may see it.
 
     Raises:
-        KeyError: no such memory in ``namespace``.
+        KeyError: no such memory in ``namespace``, or one hidden from ``reader``
+            (the same answer, so an id tells an agent nothing).
     """
-    record = memory.get(namespace, memory_id)
-    if record is None:
+    record = memory.get(namespace, memory_id) if memory_id else None
+    if record is None or (reader is not None and not visible_to(record, reader)):
         raise KeyError(f"no memory {memory_id!r} in namespace {namespace!r}")
+    return record
+
+
+def memory_view(
+    memory: HindsightMemory,
+    namespace: str,
+    memory_id: str,
+    reader: str | None = None,
+) -> MemoryView:
+    """One memory of ``namespace`` with its edges (as links) and its audit trail.
+
+    With ``reader``, what that agent may not see is left out: the memory
+    itself (``KeyError``), links to such memories and their ids anywhere
+    in the record or its audit trail.
+
+    Raises:
+        KeyError: no such memory in ``namespace`` (or none ``reader`` may see).
+    """
+    record = seen_by(memory, namespace, memory_id, reader)
     edges = memory.edges(namespace, memory_id)
     others = {e.dst if e.src == memory_id else e.src for e in edges}
     found = {r.id: r for r in memory.get_many(namespace, sorted(others))}
+    audit = memory.audit(namespace, memory_id)
+    hidden: set[str] = set()
+    if reader is not None:
+        hidden = hidden_among(memory, namespace, [record, *audit], reader)
+        hidden |= {i for i, r in found.items() if not visible_to(r, reader)}
+        record = without_ids(record, hidden)
+        audit = [replace(a, detail=scrubbed(a.detail, hidden)) for a in audit]
     links = []
     for e in sorted(edges, key=lambda e: (e.type.value, -e.created_at)):
         outgoing = e.src == memory_id
         other = e.dst if outgoing else e.src
-        links.append(Link(e, outgoing, other, found.get(other)))
-    return MemoryView(record, links, memory.audit(namespace, memory_id))
+        if other not in hidden:
+            links.append(Link(e, outgoing, other, found.get(other)))
+    return MemoryView(record, links, audit)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def hidden_among(
+    memory: HindsightMemory,
+    namespace: str,
+    items: list[MemoryRecord | AuditEntry],
+    reader: str,
+) -> set[str]:
+    """Ids named by the record's links and the audit details that ``reader`` may not see."""
+    named: set[str] = set()
+    for item in items:
+        if isinstance(item, AuditEntry):
+            named.update(_strings(item.detail))
+        else:
+            named.update(_strings(item.meta.get("derived_from", [])))
+            named.update([item.superseded_by] if item.superseded_by else [])
+    rows = memory.get_many(namespace, sorted(named)) if named else []
+    return {r.id for r in rows if not visible_to(r, reader)}
+
+
+def scrubbed(value: Any, hidden: set[str]) -> Any:
+    """``value`` without the strings in ``hidden``, as values or list items."""
+    if isinstance(value, dict):
+        return {
+            k: scrubbed(v, hidden)
+            for k, v in value.items()
+            if not (isinstance(v, str) and v in hidden)
+        }
+    if isinstance(value, list):
+        return [
+            scrubbed(v, hidden)
+            for v in value
+            if not (isinstance(v, str) and v in hidden)
+        ]
+    return value
+
+
+def without_ids(record: MemoryRecord, hidden: set[str]) -> MemoryRecord:
+    """A copy of ``record`` that links to no memory in ``hidden``."""
+    if not hidden:
+        return record
+    shown = record.replace()
+    if shown.superseded_by in hidden:
+        shown.superseded_by = None
+    if "derived_from" in shown.meta:
+        shown.meta["derived_from"] = scrubbed(shown.meta["derived_from"], hidden)
+    return shown
 
 
 def record_json(record: MemoryRecord) -> dict[str, Any]:

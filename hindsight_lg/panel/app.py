@@ -9,7 +9,9 @@ a worker thread, so a slow store never blocks the event loop.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -106,7 +108,9 @@ class Panel:
             return _redirect(request, target)
         start = max(0, int(request.query_params.get("start") or 0))
         rows, total = await run_in_threadpool(
-            views.namespaces, self.engine, start=start
+            functools.partial(
+                views.namespaces, self.engine, start=start, reader=self.guard.agent
+            )
         )
         return self._page(
             request,
@@ -118,25 +122,34 @@ class Panel:
             size=views.NAMESPACES_PER_PAGE,
         )
 
+    def _filters(self, request: Request) -> views.Filters:
+        """The list filters, read as the panel's agent when it has one."""
+        filters = views.Filters.parse(request.query_params)
+        return replace(filters, agent=self.guard.reader(filters.agent) or "")
+
     async def memories(self, request: Request) -> Response:
         ns = self._namespace(request)
-        filters = views.Filters.parse(request.query_params)
+        filters = self._filters(request)
         before = views.parse_cursor(request.query_params.get("before"))
         view = await run_in_threadpool(
             views.namespace_view, self.engine, ns, filters, before=before
         )
         return self._page(request, "memories.html", view=view, ns=ns)
 
+    async def _view(self, request: Request, ns: str) -> views.MemoryView:
+        memory_id = request.query_params.get("id", "")
+        return await run_in_threadpool(
+            views.memory_view, self.engine, ns, memory_id, self.guard.agent
+        )
+
     async def memory_page(self, request: Request) -> Response:
         ns = self._namespace(request)
-        memory_id = request.query_params.get("id", "")
-        view = await run_in_threadpool(views.memory_view, self.engine, ns, memory_id)
+        view = await self._view(request, ns)
         return self._page(request, "memory.html", view=view, ns=ns)
 
     async def confirm_delete(self, request: Request) -> Response:
         ns = self._namespace(request)
-        memory_id = request.query_params.get("id", "")
-        view = await run_in_threadpool(views.memory_view, self.engine, ns, memory_id)
+        view = await self._view(request, ns)
         return self._page(request, "delete.html", view=view, ns=ns)
 
     async def search(self, request: Request) -> Response:
@@ -156,7 +169,12 @@ class Panel:
 
     async def _recall(self, ns: str, query: str) -> Any:
         return await self.engine.arecall(
-            query, namespace=ns, k=20, explain=True, timeout=None
+            query,
+            namespace=ns,
+            agent_id=self.guard.agent,
+            k=20,
+            explain=True,
+            timeout=None,
         )
 
     async def act(self, request: Request) -> Response:
@@ -168,7 +186,13 @@ class Panel:
         ns = self._namespace(request, *form.getlist("namespace"))
         memory_id = str(form.get("id") or "")
         outcome = await run_in_threadpool(
-            run_action, self.engine, action, ns, memory_id, str(form.get("text") or "")
+            run_action,
+            self.engine,
+            action,
+            ns,
+            memory_id,
+            str(form.get("text") or ""),
+            self.guard.agent,
         )
         if action == "delete":
             target = {"namespace": ns, "done": "deleted"}
@@ -187,13 +211,19 @@ class Panel:
     async def api_namespaces(self, request: Request) -> Response:
         start = max(0, int(request.query_params.get("start") or 0))
         rows, total = await run_in_threadpool(
-            views.namespaces, self.engine, self.guard.namespace, start=start
+            functools.partial(
+                views.namespaces,
+                self.engine,
+                self.guard.namespace,
+                start=start,
+                reader=self.guard.agent,
+            )
         )
         return JSONResponse({"namespaces": rows, "total": total, "start": start})
 
     async def api_memories(self, request: Request) -> Response:
         ns = self._namespace(request)
-        filters = views.Filters.parse(request.query_params)
+        filters = self._filters(request)
         before = views.parse_cursor(request.query_params.get("before"))
         size = int(request.query_params.get("limit") or views.PAGE_SIZE)
         page = await run_in_threadpool(
@@ -209,8 +239,7 @@ class Panel:
 
     async def api_memory(self, request: Request) -> Response:
         ns = self._namespace(request)
-        memory_id = request.query_params.get("id", "")
-        view = await run_in_threadpool(views.memory_view, self.engine, ns, memory_id)
+        view = await self._view(request, ns)
         return JSONResponse(
             {
                 "memory": views.record_json(view.record),
@@ -263,6 +292,7 @@ class Panel:
             ns,
             str(body.get("id") or ""),
             str(body.get("text") or ""),
+            self.guard.agent,
         )
         return JSONResponse(outcome)
 
@@ -295,6 +325,7 @@ def create_app(
     namespace: str | None = None,
     token: str | None = None,
     allowed_hosts: Iterable[str] | None = None,
+    agent_id: str | None = None,
 ) -> Starlette:
     """The memory panel as an ASGI app, to serve or mount in your own server.
 
@@ -306,6 +337,10 @@ def create_app(
             needed to serve any host but loopback.
         allowed_hosts: host names answered without a token (default
             ``127.0.0.1``, ``localhost`` and ``::1``).
+        agent_id: an agent's view, enforced on every request: what is private
+            to another agent is never listed, counted, searched, linked or
+            changed (its id is a 404), and the ``agent`` filter cannot name
+            another agent (403).
 
     Returns:
         A Starlette application.
@@ -319,7 +354,7 @@ def create_app(
         from hindsight_lg.backends import check_namespace
 
         check_namespace(namespace)
-    guard = Guard(token, namespace, allowed_hosts)
+    guard = Guard(token, namespace, allowed_hosts, agent_id)
     panel = Panel(memory, guard)
     app = Starlette(routes=panel.routes())
     app.add_middleware(GuardMiddleware, guard=guard)

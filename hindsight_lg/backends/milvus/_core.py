@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Self
 
+from hindsight_lg._files import make_dirs, narrow_tree
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends.base import Capabilities
 from hindsight_lg.backends.milvus._combine import WriteCombiner
@@ -33,6 +34,7 @@ from hindsight_lg.errors import (
     StoreTimeout,
     StoreUnavailable,
 )
+from hindsight_lg.telemetry import get_logger
 
 SCHEMA_VERSION = 1
 #: Consistency levels a server's reads may use (see ``MilvusBackend``).
@@ -92,6 +94,36 @@ _LITE_CHANNEL = {
     "grpc.keepalive_time_ms": 2**31 - 1,
     "grpc.keepalive_permit_without_calls": False,
 }
+
+
+def private_store(uri: str) -> None:
+    """Take group and other bits off a Milvus Lite store's folder and files.
+
+    Its folder is 0700 from the start (so nothing beneath is reachable by
+    others), but Milvus Lite creates its files 0644 and folders 0755, and a
+    store an earlier version made is 0755 itself: narrowing them at open and
+    close keeps the files private even if the folder is moved or opened up.
+    A file that cannot be narrowed is logged, never fatal.
+    """
+    failed = narrow_tree(Path(uri).expanduser().resolve())
+    if failed:
+        get_logger().warning("lite_store_modes_not_narrowed", uri=uri, paths=failed)
+
+
+def _make_store_folder(uri: str) -> None:
+    """Create a Milvus Lite store's folder (and missing parents) 0700.
+
+    Raises:
+        StoreUnavailable: it cannot be created (a file in the way, no rights).
+    """
+    try:
+        make_dirs(Path(uri).expanduser().resolve())
+    except OSError as exc:
+        raise StoreUnavailable(
+            f"opening Milvus Lite at {uri}: its folder cannot be created "
+            f"({exc.strerror or exc}): pass a path to a folder you can write "
+            "(Milvus Lite keeps a store as a folder)"
+        ) from exc
 
 
 def _lite_locked(uri: str) -> bool:
@@ -201,10 +233,15 @@ class MilvusCore:
 
         started = False
         if self.is_lite:
-            Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+            # The store's folder is 0700 before Milvus Lite writes into it
+            # (it would make it 0755, its files 0644): nobody else can reach
+            # the files beneath, whatever mode Milvus Lite gives them.
+            _make_store_folder(uri)
             started = not served_here(uri)
             if started:  # else this process's server has read it already
                 check_manifests(uri)
+                if self._rows is not None:  # nothing of ours writes it yet
+                    self._rows.remove_leftovers()
         options = {"grpc_options": _LITE_CHANNEL} if self.is_lite else {}
         try:
             client = MilvusClient(uri=uri, token=token, timeout=self.timeout, **options)
@@ -216,6 +253,7 @@ class MilvusCore:
             raise _translate(exc, f"opening Milvus at {uri}") from exc
         if self._file is not None:
             self._file.opened(started=started)
+            private_store(uri)
         return client
 
     def _call(self, action: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

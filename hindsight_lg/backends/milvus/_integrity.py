@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hindsight_lg._files import remove_stale_temps, replace_private
 from hindsight_lg.errors import StoreUnavailable
 
 LEDGER = "hindsight_rows.json"
@@ -144,13 +145,12 @@ class RowLedger:
         """Replace the ledger atomically and durably."""
         body = json.dumps(rows, sort_keys=True)
         doc = {"rows": rows, "crc32": zlib.crc32(body.encode())}
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
+        # 0600 through an exclusive temporary file: see hindsight_lg._files.
+        replace_private(self.path, json.dumps(doc, sort_keys=True).encode())
+
+    def remove_leftovers(self) -> None:
+        """Remove temporary files a killed :meth:`write` left (call before any write)."""
+        remove_stale_temps(self.path)
 
     def verify(self, counts: dict[str, int]) -> None:
         """Raise when a collection holds fewer rows than recorded.
@@ -199,16 +199,3 @@ def deleted_rows(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     if ids is None:  # a delete by filter: no bound without reading
         return 1 << 62
     return len(ids) if isinstance(ids, (list, tuple)) else 1
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # not every platform opens directories
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

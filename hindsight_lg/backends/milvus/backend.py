@@ -21,6 +21,7 @@ from hindsight_lg.backends.milvus._core import (
     READ_LEVELS,
     SCHEMA_VERSION,
     lexical_tokens,
+    private_store,
 )
 from hindsight_lg.backends.milvus._graph import GraphOps
 from hindsight_lg.backends.milvus._integrity import RowLedger
@@ -181,3 +182,4 @@ class MilvusBackend(SetupOps, RecordOps, GraphOps):
                 self._conn = None
                 if self._file is not None:
                     self._file.closed()
+                    private_store(self.uri)  # the files Milvus Lite made since

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from hindsight_lg._text import has_negation, terms
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
+from hindsight_lg.memory.capture.merges import record_merge
 from hindsight_lg.memory.language.judge import Decision, decide
 from hindsight_lg.memory.language.lexicon import anchor_words
 from hindsight_lg.memory.language.slots import read, readings
@@ -37,9 +38,6 @@ _LEGACY_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
 SLOT_KEY = "slot"  # meta key: the slot a memory sets ("user/commute")
 # Archived, superseded and deleted memories are history, never candidates.
 CURRENT = (Status.ACTIVE.value, Status.COLD.value)
-# Bounds on what merging near-duplicates accumulates on one record.
-_MERGED_ITEMS = 64
-_DETAIL_CHARS = 2000
 
 
 # When two statements share several slots, the decision that says most wins.
@@ -126,7 +124,10 @@ def mergeable(record: MemoryRecord, cold_threshold: float) -> bool:
 def absorb(old: MemoryRecord, new: MemoryRecord, now: float) -> bool:
     """Merge restatement ``new`` into ``old``; returns whether ``old`` was cold.
 
-    The caller bumps ``old.version`` and writes it.
+    ``old`` gains ``new``'s sources and names and notes what it claimed
+    (:mod:`.merges`: ids and names, never ``new``'s text, so forgetting
+    ``new``'s thread can take them back). The caller bumps ``old.version``
+    and writes it.
     """
     woken = old.status is Status.COLD
     if woken:
@@ -136,21 +137,7 @@ def absorb(old: MemoryRecord, new: MemoryRecord, now: float) -> bool:
     old.event_time = max(old.event_time, new.event_time)
     old.last_accessed_at = now
     old.importance = min(1.0, old.importance + 0.1 * (1 - old.importance))
-    # Every merge adds to one record: what it keeps is bounded, so a memory
-    # restated a thousand times still fits the store's document limit.
-    old.source_ids = list(dict.fromkeys(old.source_ids + new.source_ids))[
-        -_MERGED_ITEMS:
-    ]
-    old.entities = list(dict.fromkeys(old.entities + new.entities))[:_MERGED_ITEMS]
-    old.participants = list(dict.fromkeys(old.participants + new.participants))[
-        :_MERGED_ITEMS
-    ]
-    details = old.meta.get("details", [])
-    if new.content not in old.content and new.content not in details:
-        details = [*details, new.content]
-        while len(details) > 1 and sum(len(d) for d in details) > _DETAIL_CHARS:
-            details.pop(0)  # the oldest detail goes first
-        old.meta["details"] = details
+    record_merge(old, new, now)
     return woken
 
 

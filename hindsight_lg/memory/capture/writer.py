@@ -24,6 +24,7 @@ from hindsight_lg.memory.capture.conflicts import (
     resolve,
     retire,
 )
+from hindsight_lg.memory.capture.merges import merge_detail, thread_marker
 from hindsight_lg.memory.capture.prefetch import TenantPrefetch
 from hindsight_lg.memory.capture.turns import (
     Placement,
@@ -509,18 +510,11 @@ class Writer:
         woken = absorb(old, new, now)
         old.version += 1
         self.backend.upsert(namespace, [old])
-        return (
-            old,
-            [],
-            AuditEntry(
-                namespace,
-                old.id,
-                "merge",
-                now,
-                {"content": new.content, "source_ids": new.source_ids}
-                | ({"woken": True} if woken else {}),
-            ),
-        )
+        # Ids, not the restatement's text; the thread's key finds ``old``
+        # when that thread is forgotten.
+        self.backend.append_audit(namespace, thread_marker(old, new, now))
+        detail = merge_detail(new, woken)
+        return old, [], AuditEntry(namespace, old.id, "merge", now, detail)
 
     def _turn_edges(
         self,

@@ -28,6 +28,11 @@ purge), so a second writer's lines would be lost on the owner's next
 rewrite, and text the second one erased would be written back.
 Limit: ``flock`` is advisory and per host; on a network file system that
 does not lock, the spool opens with a warning and no exclusivity.
+
+Its files (the spool, ``.dead``, ``.lock``) are 0600 and the folders it
+creates 0700, through compaction and purge too (:mod:`hindsight_lg._files`):
+rewrites go through an exclusive temporary file, no file is written through
+a symbolic link, and what a killed rewrite left is removed at :meth:`open`.
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hindsight_lg._files import (
+    make_dirs,
+    narrow_file,
+    open_private,
+    remove_stale_temps,
+    replace_private,
+    write_all,
+)
 from hindsight_lg.errors import StoreLocked, StoreUnavailable
 from hindsight_lg.model import new_id
 from hindsight_lg.telemetry import get_logger
@@ -130,11 +143,16 @@ class Spool:
     def _open(self) -> None:
         if self._opened:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.path.parent)
         self._lock_fd = _own(self.path, self.lock_path)
         try:
+            # Owned now: no rewrite of ours runs, so a temporary file is a
+            # killed one's, and it may hold text a forget erased since.
+            for path in (self.path, self.dead_path):
+                remove_stale_temps(path)
+            narrow_file(self.dead_path)
             self._load()
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
         except BaseException:
             self._release()
             raise
@@ -212,7 +230,7 @@ class Spool:
         """Write ``data`` whole and fsync it, or cut the file back and raise."""
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
-            _write_all(self._fd, data)
+            write_all(self._fd, data)
             os.fdatasync(self._fd)  # data and size: all a replay needs
         except OSError as exc:
             self._cut_back(start)
@@ -246,7 +264,7 @@ class Spool:
             data = b"".join(_encode({"op": "ack", "id": c}) for c in done)
             start = os.lseek(self._fd, 0, os.SEEK_END)
             try:
-                _write_all(self._fd, data)
+                write_all(self._fd, data)
             except OSError as exc:
                 self._cut_back(start)
                 get_logger().warning("spool_ack_failed", error=str(exc))
@@ -293,9 +311,9 @@ class Spool:
         """
         body = {"id": entry.id, "item": entry.item, "error": repr(error)[:500]}
         with self._lock:
-            fd = os.open(self.dead_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = open_private(self.dead_path, os.O_WRONLY | os.O_APPEND)
             try:
-                _write_all(fd, _encode(body))
+                write_all(fd, _encode(body))
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -323,7 +341,7 @@ class Spool:
             line for line in lines if not _belongs(_decode(line), namespace, thread_id)
         ]
         if len(kept) != len(lines):
-            _replace(self.dead_path, b"".join(kept))
+            replace_private(self.dead_path, b"".join(kept))
 
     def compact(self) -> None:
         """Rewrite the file with pending entries only (atomic rename)."""
@@ -335,10 +353,10 @@ class Spool:
             _encode({"op": "put", "id": e.id, "item": e.item})
             for e in self._pending.values()
         )
-        _replace(self.path, data)
+        replace_private(self.path, data)
         if self._fd >= 0:
             os.close(self._fd)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
         self._acked = 0
 
     def close(self) -> None:
@@ -361,7 +379,7 @@ def _own(path: Path, lock_path: Path) -> int:
     Raises:
         StoreLocked: another open file description holds the lock.
     """
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_private(lock_path, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -404,41 +422,11 @@ def _busy(path: Path, holder: int | None) -> str:
     )
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """``os.write`` until every byte is written; a write of 0 bytes is an error."""
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        if n <= 0:
-            raise OSError(28, "no space left on device (short write)")
-        view = view[n:]
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
 def _belongs(body: dict[str, Any] | None, namespace: str, thread: str | None) -> bool:
     item = (body or {}).get("item") or {}
     if not isinstance(item, dict) or item.get("namespace") != namespace:
         return False
     return thread is None or item.get("thread_id") == thread
-
-
-def _fsync_dir(directory: Path) -> None:
-    # The rename is durable only once the directory entry is.
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def marker_id(capture_id: str) -> str:

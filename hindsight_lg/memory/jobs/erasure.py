@@ -2,7 +2,9 @@
 
 :meth:`HindsightMemory.forget` cancels the tenant's (or thread's) captures
 still queued or spooled, then deletes records, their edges (and edges of
-entity nodes only the forgotten memories used) and the audit trail;
+entity nodes only the forgotten memories used) and the audit trail, and
+takes their words out of what was derived from them
+(:mod:`hindsight_lg.memory.lifecycle.forgetting`);
 :func:`forget_namespace` then counts what is left, so ``hindsight-lg forget
 --verify`` shows zeros only when nothing is left anywhere.
 """

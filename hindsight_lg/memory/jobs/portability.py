@@ -21,12 +21,18 @@ Import trusts nothing in the file: the target namespace is always the
 caller's (the header's namespace only has to match the items), a plaintext
 file is refused when a passphrase is given, and every item is checked against
 the store's limits before the first write.
+
+Ids survive import, except those of ``HindsightStore`` items: an item's id is
+derived from its namespace and key (:func:`~hindsight_lg.model.store_item_id`),
+so in another namespace it takes the id of its key there, and every reference
+to it (edges, ``superseded_by``, ``derived_from``, audit entries) follows.
+That is what lets ``get``, ``put`` and ``delete`` find the copy by its key.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 from hindsight_lg.backends.base import (
@@ -44,7 +50,15 @@ from hindsight_lg.memory.jobs._format import (
     LineWriter,
     read_export,
 )
-from hindsight_lg.model import ENTITY_PREFIX, Edge, MemoryRecord, now_ts
+from hindsight_lg.model import (
+    ENTITY_PREFIX,
+    STORE_META,
+    AuditEntry,
+    Edge,
+    MemoryRecord,
+    now_ts,
+    store_item_id,
+)
 
 __all__ = [
     "FORMAT",
@@ -97,12 +111,45 @@ def edges_of(memory: Engine, namespace: str, ids: list[str]) -> list[Edge]:
     return sorted(seen.values(), key=lambda e: (e.created_at, e.key))
 
 
+def _without_ids(value: Any, hidden: set[str]) -> Any:
+    """``value`` without the strings in ``hidden`` (as values, items or keys' values)."""
+    if isinstance(value, dict):
+        return {
+            k: _without_ids(v, hidden)
+            for k, v in value.items()
+            if not (isinstance(v, str) and v in hidden)
+        }
+    if isinstance(value, list):
+        return [
+            _without_ids(v, hidden)
+            for v in value
+            if not (isinstance(v, str) and v in hidden)
+        ]
+    return value
+
+
+def _shown_record(record: MemoryRecord, hidden: set[str]) -> MemoryRecord:
+    """The record as a reader sees it: no link to a memory hidden from it."""
+    if not hidden or not (
+        record.superseded_by in hidden or "derived_from" in record.meta
+    ):
+        return record
+    shown = record.replace()
+    if shown.superseded_by in hidden:
+        shown.superseded_by = None
+    if "derived_from" in shown.meta:
+        shown.meta["derived_from"] = _without_ids(shown.meta["derived_from"], hidden)
+    return shown
+
+
 def _export_lines(
     memory: Engine, namespace: str, vectors: bool, agent_id: str | None
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     records = all_records(memory, namespace, vectors)
+    hidden: set[str] = set()
     if agent_id is not None:
-        records = [r for r in records if visible_to(r, agent_id)]
+        hidden = {r.id for r in records if not visible_to(r, agent_id)}
+        records = [_shown_record(r, hidden) for r in records if r.id not in hidden]
     ids = [r.id for r in records]
     known = set(ids)
     for r in records:
@@ -114,8 +161,12 @@ def _export_lines(
         ):
             yield "edge", e.to_dict()
     for a in memory.backend.audit(namespace):
-        if agent_id is None or a.memory_id in known:
+        if agent_id is None:
             yield "audit", a.to_dict()
+        elif a.memory_id in known:
+            # Nor may an entry of a visible memory name a hidden one (the
+            # memory a shared statement superseded, say).
+            yield "audit", replace(a, detail=_without_ids(a.detail, hidden)).to_dict()
 
 
 def export_namespace(
@@ -175,6 +226,68 @@ def _renamed(item: Any, namespace: str) -> Any:
     return type(item).from_dict(data)
 
 
+def _item_ids(records: list[MemoryRecord], target: str) -> dict[str, str]:
+    """Old id -> new id of the store items whose id their key gives in ``target``.
+
+    Raises:
+        ValueError: two records of the file would share an id in ``target``.
+    """
+    moved = {}
+    for r in records:
+        stored = r.meta.get(STORE_META)
+        key = stored.get("key") if isinstance(stored, dict) else None
+        if isinstance(key, str) and store_item_id(target, key) != r.id:
+            moved[r.id] = store_item_id(target, key)
+    ids = [moved.get(r.id, r.id) for r in records]
+    if len(set(ids)) != len(ids):
+        raise ValueError(
+            f"two records of the file would share an id in {target!r} (a store "
+            "item's id comes from its key): remove the duplicate and import again"
+        )
+    return moved
+
+
+def _renamed_ids(value: Any, moved: dict[str, str]) -> Any:
+    """``value`` with every string that is a moved id replaced by the new one."""
+    if isinstance(value, str):
+        return moved.get(value, value)
+    if isinstance(value, list):
+        return [_renamed_ids(v, moved) for v in value]
+    if isinstance(value, dict):
+        return {k: _renamed_ids(v, moved) for k, v in value.items()}
+    return value
+
+
+def _rekey(
+    records: list[MemoryRecord],
+    edges: list[Edge],
+    audit: list[AuditEntry],
+    moved: dict[str, str],
+) -> tuple[list[MemoryRecord], list[Edge], list[AuditEntry]]:
+    """Records, edges and audit entries with the moved ids replaced everywhere."""
+    if not moved:
+        return records, edges, audit
+    for r in records:
+        r.id = moved.get(r.id, r.id)
+        if r.superseded_by is not None:
+            r.superseded_by = moved.get(r.superseded_by, r.superseded_by)
+        if "derived_from" in r.meta:
+            r.meta["derived_from"] = _renamed_ids(r.meta["derived_from"], moved)
+    edges = [
+        replace(e, src=moved.get(e.src, e.src), dst=moved.get(e.dst, e.dst))
+        for e in edges
+    ]
+    audit = [
+        replace(
+            a,
+            memory_id=moved.get(a.memory_id, a.memory_id),
+            detail=_renamed_ids(a.detail, moved),
+        )
+        for a in audit
+    ]
+    return records, edges, audit
+
+
 def _embed_missing(memory: Engine, records: list[MemoryRecord]) -> int:
     dim = memory.embedder.dim
     todo = [r for r in records if len(r.dense) != dim]
@@ -196,7 +309,9 @@ def import_namespace(
     """Restore an export into ``namespace``: records (ids, versions, times), edges, audit.
 
     The target is always the caller's: the namespace named in the file only
-    has to match the file's items, it never picks a tenant. The whole file is
+    has to match the file's items, it never picks a tenant. A store item
+    takes the id its key has in ``namespace`` (references follow), so the
+    store finds the copy by its key. The whole file is
     read and checked first (bindings, counts, duplicate ids, every store
     limit), so a bad file writes nothing. Records without vectors (or from
     another embedding model) are re-embedded. Importing the same file twice
@@ -222,8 +337,12 @@ def import_namespace(
     """
     target = check_namespace(namespace)
     export = read_export(lines, passphrase=passphrase)
-    records = _retarget(export.records, target)
-    edges, audit = _retarget(export.edges, target), _retarget(export.audit, target)
+    records, edges, audit = _rekey(
+        _retarget(export.records, target),
+        _retarget(export.edges, target),
+        _retarget(export.audit, target),
+        _item_ids(export.records, target),
+    )
     if export.header.get("embedder") != memory.embedder.model_id:
         for r in records:
             r.dense = []  # another model's vectors would mix vector spaces

@@ -2,7 +2,8 @@
 
 ``ops`` holds :class:`Lifecycle`, the engine's collaborator that does the I/O;
 ``strength`` and ``consolidate`` hold the maths; ``correct`` applies a
-person's corrections. Reflection and forgetting a whole namespace are jobs
+person's corrections; ``forgetting`` deletes for real and takes the forgotten
+words back from what was derived from them. Reflection and forgetting a whole namespace are jobs
 (:mod:`hindsight_lg.memory.jobs`).
 """
 

@@ -5,6 +5,8 @@ share an entity or participant, or happened within ``window_days`` of each
 other. Each cluster of at least ``min_size`` episodes becomes one semantic
 memory (an LLM summary when a chat model is configured, extractive
 otherwise) with ``derived_from`` edges to its episodes, which then go cold.
+When forgetting takes some of its episodes away, :func:`rebuilt_summary`
+makes it again from the rest.
 """
 
 from __future__ import annotations
@@ -17,10 +19,26 @@ from typing import Any
 import numpy as np
 
 from hindsight_lg._text import data_block, summarize
-from hindsight_lg.model import Kind, MemoryRecord, Tier
+from hindsight_lg.memory.capture.merges import CLAIMED, DETAILS_KEY, merges
+from hindsight_lg.model import CONTEXT_KEY, TURN_KEY, Kind, MemoryRecord, Tier
 
 _DAY = 86400.0
 _SUMMARY_CHARS = 400
+DERIVED_KEY = "derived_from"  # meta: the episodes a consolidated memory tells
+# What use made of a consolidated memory, kept when it is made again.
+_KEPT_ON_REBUILD = (
+    "id",
+    "created_at",
+    "status",
+    "superseded_by",
+    "valid_until",
+    "importance",
+    "confidence",
+    "strength",
+    "half_life_days",
+    "access_count",
+    "last_accessed_at",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,5 +149,37 @@ def semantic_record(
         source_ids=list(dict.fromkeys(s for m in members for s in m.source_ids)),
         thread_id=first.thread_id,
         salience=max(m.salience for m in members),
-        meta={"derived_from": [m.id for m in members]},
+        meta={DERIVED_KEY: [m.id for m in members]},
     )
+
+
+def derived_members(record: MemoryRecord) -> list[str] | None:
+    """The episodes a consolidated memory was made from; ``None`` for any other."""
+    ids = record.meta.get(DERIVED_KEY)
+    return [str(i) for i in ids] if isinstance(ids, list) else None
+
+
+def rebuilt_summary(
+    summary: MemoryRecord, members: Sequence[MemoryRecord], content: str, now: float
+) -> MemoryRecord:
+    """``summary`` made again from ``members`` (the caller sets its dense vector).
+
+    What the episodes say (text, names, sources, thread, times) comes from
+    the remaining ``members`` alone; what use made of the summary (its id,
+    status, importance, strength, recalls) stays, and so do restatements
+    merged into it, with what they claimed.
+    """
+    ordered = sorted(members, key=lambda r: (r.event_time, r.id))
+    fresh = semantic_record(ordered, content, now)
+    for name in _KEPT_ON_REBUILD:
+        setattr(fresh, name, getattr(summary, name))
+    fresh.version = summary.version + 1
+    dropped = (DERIVED_KEY, DETAILS_KEY, CONTEXT_KEY, TURN_KEY)
+    fresh.meta = {k: v for k, v in summary.meta.items() if k not in dropped}
+    fresh.meta[DERIVED_KEY] = [m.id for m in ordered]
+    if kept := merges(summary):
+        fresh.meta[DETAILS_KEY] = kept
+        for name in CLAIMED:
+            claimed = [v for m in kept for v in m.get(name, [])]
+            setattr(fresh, name, list(dict.fromkeys(getattr(fresh, name) + claimed)))
+    return fresh

@@ -1,18 +1,20 @@
 """Deleting memories for real: records, their edges, echoes in other records' context, audit.
 
-:func:`delete_memories` is what :meth:`Lifecycle.forget` runs; forgetting a
-whole namespace with verification is :mod:`hindsight_lg.memory.jobs.erasure`.
+:func:`delete_memories` deletes; :mod:`.forgetting` runs it and takes the
+forgotten words back from what was derived from them; forgetting a whole
+namespace with verification is :mod:`hindsight_lg.memory.jobs.erasure`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from hindsight_lg.backends.base import MemoryBackend, Where
 from hindsight_lg.model import (
     CONTEXT_KEY,
     ENTITY_PREFIX,
     TURN_KEY,
+    AuditEntry,
     Edge,
     MemoryRecord,
     observe_id,
@@ -52,7 +54,7 @@ def delete_memories(
         backend.delete_edges(namespace, sorted(ends | set(ids)))
     else:
         backend.delete_edges(namespace, ids)
-        _drop_orphan_nodes(backend, namespace, nodes)
+        drop_orphan_nodes(backend, namespace, nodes)
     scrub_turn_context(backend, namespace, doomed)
     purged = None if whole_namespace else ids
     if thread_id is not None and purged is not None:
@@ -62,7 +64,7 @@ def delete_memories(
     return n
 
 
-def _drop_orphan_nodes(
+def drop_orphan_nodes(
     backend: MemoryBackend, namespace: str, nodes: Iterable[str]
 ) -> None:
     """Delete the edges of entity nodes no remaining memory points at.
@@ -125,3 +127,21 @@ def _holds(other: MemoryRecord, context: str, gone: MemoryRecord) -> bool:
     return (
         other.event_time == gone.event_time or " ".join(gone.content.split()) in context
     )
+
+
+def rewrite_trail(
+    backend: MemoryBackend,
+    namespace: str,
+    memory_id: str,
+    change: Callable[[AuditEntry], AuditEntry | None],
+) -> None:
+    """Rewrite one memory's audit trail: ``change`` keeps, edits or drops each entry.
+
+    The store appends audit entries and deletes them by memory, so a changed
+    trail is deleted and written again (entries keep their ids and times).
+    """
+    entries = backend.audit(namespace, memory_id)
+    kept = [c for c in map(change, entries) if c is not None]
+    if kept != entries:
+        backend.purge_audit(namespace, [memory_id])
+        backend.append_audit(namespace, kept)

@@ -29,7 +29,7 @@ from hindsight_lg.memory.lifecycle.consolidate import (
     semantic_record,
 )
 from hindsight_lg.memory.lifecycle.correct import Correction, CorrectionFactors
-from hindsight_lg.memory.lifecycle.deletion import delete_memories
+from hindsight_lg.memory.lifecycle.forgetting import forget as forget_memories
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -502,14 +502,13 @@ class Lifecycle:
         self, namespace: str, members: list[MemoryRecord]
     ) -> MemoryRecord:
         now = self.clock()
-        text = (
-            llm_summary(self.llm, members) if self.llm is not None else None
-        ) or extractive_summary(members)
+        text, dense = self._summarise(members)
         record = semantic_record(members, text, now)
         record.meta[journal.PENDING] = True  # until its episodes are cold
-        record.dense = embed_records(self.embedder, [record.content])[0]
+        record.dense = dense
         self.backend.upsert(namespace, [record])
-        detail = {"content": record.content, "derived_from": [m.id for m in members]}
+        # Ids, not the text: the record holds it, and forgetting rewrites it.
+        detail = {"derived_from": [m.id for m in members]}
         self.backend.append_audit(
             namespace, [AuditEntry(namespace, record.id, "consolidate", now, detail)]
         )
@@ -525,6 +524,13 @@ class Lifecycle:
             ],
         )
         return record
+
+    def _summarise(self, members: Sequence[MemoryRecord]) -> tuple[str, list[float]]:
+        """A consolidated memory's text for ``members``, and its vector."""
+        text = (
+            llm_summary(self.llm, members) if self.llm is not None else None
+        ) or extractive_summary(members)
+        return text, embed_records(self.embedder, [text])[0]
 
     def forget(
         self,
@@ -543,6 +549,13 @@ class Lifecycle:
         ):
             # The writer's memo of each thread's last turn may hold what goes.
             self._writer.forget_turns(namespace)
-            n = delete_memories(self.backend, namespace, ids, thread_id)
+            n = forget_memories(
+                self.backend,
+                namespace,
+                ids,
+                thread_id,
+                summarise=self._summarise,
+                now=self.clock(),
+            )
             span.set_attribute("hindsight.count", n)
             return n

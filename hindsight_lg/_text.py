@@ -103,6 +103,26 @@ def clean(text: str, *, max_chars: int) -> tuple[str, bool]:
     return text[:max_chars].rstrip() + " …", True
 
 
+def clip_middle(text: str, max_chars: int) -> tuple[str, int]:
+    """``text`` within ``max_chars``, its middle cut; returns (text, chars cut).
+
+    A long message keeps its head and its tail: what it asks is usually said
+    at one end of a pasted document ("Summarise this: ...", "... what do you
+    think?").
+
+    Example:
+        >>> clip_middle("abcdefghij", 6)
+        ('abc … hij', 4)
+        >>> clip_middle("short", 6)
+        ('short', 0)
+    """
+    if len(text) <= max_chars:
+        return text, 0
+    head = max_chars // 2
+    tail = max_chars - head
+    return f"{text[:head]} … {text[len(text) - tail :]}", len(text) - max_chars
+
+
 # "also" and "还有" open a new event only after a clause break: "I also enjoy
 # espresso" and "我还有一只猫" are one statement each, and splitting them would
 # store "enjoy espresso" without its speaker.

@@ -38,6 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="show this namespace only (an end user's view), enforced by the server",
     )
     p.add_argument(
+        "--agent",
+        default=None,
+        help="an agent's view: what is private to other agents is never shown or "
+        "changed, enforced by the server",
+    )
+    p.add_argument(
         "--token-file",
         default=None,
         help=f"require the token kept in this file (first line); or set {TOKEN_ENV}. "
@@ -132,7 +138,11 @@ def cmd_panel(args: argparse.Namespace) -> int:
     stopping = threading.Event()
     app: FirstPage | None = None
     try:
-        app = FirstPage(create_app(memory, namespace=args.namespace, token=token))
+        app = FirstPage(
+            create_app(
+                memory, namespace=args.namespace, token=token, agent_id=args.agent
+            )
+        )
         gc.collect()
         gc.freeze()  # what is alive now; _warm freezes the model once it is in
         warming = threading.Thread(

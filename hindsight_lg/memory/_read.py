@@ -53,10 +53,13 @@ class RecallPath:
                 "gen_ai.data_source.id": self._backend.capabilities.name,
             },
         ) as span:
+            if request.cut_chars:
+                span.set_attribute("hindsight.query.cut_chars", request.cut_chars)
             if limit is None:
                 result = self._searcher.recall(request)
             else:
                 result = self._within(request, limit, span)
+            result.cut_chars = request.cut_chars
             self._searcher.annotate(span, result)
             return result
 

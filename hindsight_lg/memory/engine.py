@@ -403,6 +403,7 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
             agent_id=agent_id,
             context=context,
             include_experience=include_experience,
+            max_chars=self.policy.max_query_chars,
         )
         limit = self.policy.recall_timeout_s if timeout is DEFAULT_TIMEOUT else timeout
         self._searcher.rules()  # measured once per model, off the deadline

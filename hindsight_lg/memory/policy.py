@@ -171,6 +171,12 @@ class Policy:
     consolidated_wake_similarity: float = 0.85
     cold_wake_boost: float = 2.0
     recall_timeout_s: float = 0.2
+    # A recall reads at most this many characters of its query, and as many
+    # of its context (the latest messages first): past it the middle of the
+    # query is cut before any reader runs (RecallResult.cut_chars says how
+    # much). The embedders read far less (MiniLM 256 tokens); the bound keeps
+    # what one tenant sends from holding a recall's threads.
+    max_query_chars: int = 4000
     rrf_k: int = 60
     # "rrf" fuses the similarity paths by rank; "noisy-or" by their scores.
     fusion: str = "noisy-or"

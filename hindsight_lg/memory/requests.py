@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hindsight_lg._messages import as_message, plain_messages
+from hindsight_lg._text import clip_middle
 from hindsight_lg.backends.base import (
     MAX_LABEL_BYTES,
     check_labels,
@@ -217,6 +218,8 @@ class RecallRequest:
         agent_id: the reading agent.
         context: recent messages, used to extract extra probes.
         include_experience: also return unconfirmed experience lessons.
+        cut_chars: characters cut from the query and context as given
+            (``max_chars`` of :func:`recall_request`).
     """
 
     query: str
@@ -228,6 +231,7 @@ class RecallRequest:
     agent_id: str | None = None
     context: tuple[str, ...] = ()
     include_experience: bool = False
+    cut_chars: int = 0
 
 
 def recall_request(
@@ -241,8 +245,13 @@ def recall_request(
     agent_id: str | None = None,
     context: Sequence[str] = (),
     include_experience: bool = False,
+    max_chars: int | None = None,
 ) -> RecallRequest:
     """Check recall arguments once.
+
+    ``max_chars``: the most the recall's readers see of the query, and of its
+    context (the latest messages kept); what is past it is cut before any
+    reader runs and counted in ``cut_chars``.
 
     Raises:
         ValueError: an empty namespace or a budget that is not positive.
@@ -250,6 +259,11 @@ def recall_request(
     check_namespace(namespace)
     if budget_tokens <= 0:
         raise ValueError("budget_tokens must be positive")
+    cut = 0
+    if max_chars is not None:
+        query, cut = clip_middle(query, max_chars)
+        context, cut_context = _latest_within(context, max_chars)
+        cut += cut_context
     return RecallRequest(
         query=query,
         namespace=namespace,
@@ -260,7 +274,25 @@ def recall_request(
         agent_id=agent_id,
         context=tuple(context),
         include_experience=include_experience,
+        cut_chars=cut,
     )
+
+
+def _latest_within(messages: Sequence[str], max_chars: int) -> tuple[list[str], int]:
+    """The latest ``messages`` within ``max_chars`` in all; returns them and the cut."""
+    kept: list[str] = []
+    cut = 0
+    room = max_chars
+    for message in reversed(messages):
+        if room <= 0:
+            cut += len(message)
+            continue
+        text, lost = clip_middle(message, room)
+        kept.append(text)
+        cut += lost
+        room -= len(message) - lost
+    kept.reverse()
+    return kept, cut
 
 
 __all__ = [

@@ -4,7 +4,9 @@ Whose memory a run uses follows one rule (:mod:`hindsight_lg.identity`):
 LangGraph server auth, ``langgraph_user_id``, the run's ``context``, then
 ``config["configurable"]["user_id"]``, or your own ``identity=`` callable;
 ``agent_id`` names the agent (optional). The memory tools
-(:mod:`hindsight_lg.nodes.tools`) follow the same rule.
+(:mod:`hindsight_lg.nodes.tools`) follow the same rule;
+``fenced_store_tool`` gives tools of other libraries that answer store items
+(LangMem's search tool) the same data-not-instructions fence.
 ``HindsightMiddleware`` (for ``langchain.agents.create_agent``) is imported
 lazily: it needs the ``agents`` extra.
 
@@ -32,6 +34,7 @@ from hindsight_lg.nodes._core import (
 )
 from hindsight_lg.nodes.graph import add_hindsight
 from hindsight_lg.nodes.tools import (
+    fenced_store_tool,
     manage_memory_tool,
     memory_tools,
     search_memory_tool,
@@ -62,6 +65,7 @@ __all__ = [
     "IdentityRule",
     "add_hindsight",
     "capture_node",
+    "fenced_store_tool",
     "find_identity",
     "manage_memory_tool",
     "memory_message",

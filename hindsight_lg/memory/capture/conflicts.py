@@ -21,6 +21,7 @@ a restatement reinforces it rather than making a second copy.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from hindsight_lg._text import has_negation, terms
@@ -38,6 +39,34 @@ _LEGACY_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
 SLOT_KEY = "slot"  # meta key: the slot a memory sets ("user/commute")
 # Archived, superseded and deleted memories are history, never candidates.
 CURRENT = (Status.ACTIVE.value, Status.COLD.value)
+# The store's exclusive section of a namespace that a forget and a capture's
+# supersede share: on a server, another process's supersede would otherwise
+# write back (as history) a memory forgotten between its read and its write.
+FORGET_LEASE = "forget"
+
+
+class ForgetLeases:
+    """The forget leases one capture batch takes, held until its writes are sent.
+
+    A supersede writes the memories it retires back whole: on a server,
+    another process that forgot one between this capture's search and its
+    write would see it return. Forgetting holds the namespace's
+    :data:`FORGET_LEASE`; a supersede takes it before it reads the memories
+    it retires again, and keeps it until they are written. A lease is not
+    re-entrant, so each namespace is held once per batch.
+    """
+
+    def __init__(self, backend: MemoryBackend, stack: ExitStack) -> None:
+        self._backend = backend
+        self._stack = stack  # closed once the batch is sent
+        self._held: set[str] = set()
+
+    def hold(self, namespace: str) -> None:
+        """Hold ``namespace``'s forget lease until the batch ends."""
+        if namespace not in self._held:
+            lease = self._backend.exclusive(namespace, FORGET_LEASE)
+            self._stack.enter_context(lease)
+            self._held.add(namespace)
 
 
 # When two statements share several slots, the decision that says most wins.

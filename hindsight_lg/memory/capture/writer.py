@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.embeddings.base import Embedder
 from hindsight_lg.memory.capture.conflicts import (
     SLOT_KEY,
+    ForgetLeases,
     Judge,
     Resolution,
     absorb,
@@ -116,19 +117,22 @@ class Writer:
         Milvus server, flush is free: acknowledged writes are already logged.)
         With a :attr:`sink` and a spooled ``capture_id``, the writes go to
         the sink instead, and its committer writes and flushes them later.
+        A supersede's forget lease (:meth:`_supersede`) is held until then.
         """
         sink = self.sink if capture_id is not None else None
         staged = StagedWrites(sink.stage if sink is not None else self._base)
-        self._local.staged = staged
-        try:
-            yield
-            if sink is not None:
-                sink.take(staged, namespace, capture_id)
-            else:
-                staged.commit()
-                self._base.flush()
-        finally:
-            self._local.staged = None
+        with ExitStack() as stack:
+            self._local.staged = staged
+            self._local.leases = ForgetLeases(self._base, stack)
+            try:
+                yield
+                if sink is not None:
+                    sink.take(staged, namespace, capture_id)
+                else:
+                    staged.commit()
+                    self._base.flush()
+            finally:
+                self._local.staged = self._local.leases = None
 
     def capture_turns(
         self, turns: Sequence[Turn], where: Placement, *, when: float, now: float
@@ -437,23 +441,20 @@ class Writer:
             ):
                 telemetry.collect("merged_ids", merge_into.id)
                 return self._merge(namespace, record, merge_into.id, now)
+        return self._create(namespace, record, now)
+
+    def _create(
+        self, namespace: str, record: MemoryRecord, now: float
+    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
         telemetry.collect("created_ids", record.id)
         self.backend.upsert(namespace, [record])
         mentions = [
             Edge(namespace, record.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
             for e in record.entities
         ]
-        return (
-            record,
-            mentions,
-            AuditEntry(
-                namespace,
-                record.id,
-                "create",
-                now,
-                {"content": record.content, "source_ids": record.source_ids},
-            ),
-        )
+        detail = {"content": record.content, "source_ids": record.source_ids}
+        entry = AuditEntry(namespace, record.id, "create", now, detail)
+        return record, mentions, entry
 
     def _mergeable(self, record: MemoryRecord) -> bool:
         return mergeable(record, self.policy.cold_threshold)
@@ -466,9 +467,20 @@ class Writer:
         A statement older than what it contradicts (a replayed or imported
         turn with its original time) does not win: it is stored already
         superseded by the newer memory, so the current version stays current.
+
+        The stale memories are read again under the forget lease: one another
+        process forgot since the search is not written back (with its words)
+        as history; with none left, ``new`` is simply created.
         """
-        ids = [o.id for o in found.superseded]
-        olds = self.backend.get(namespace, ids, vectors=True)
+        leases: ForgetLeases | None = getattr(self._local, "leases", None)
+        if leases is not None:  # set by batch(), where every capture runs
+            leases.hold(namespace)
+        wanted = [o.id for o in found.superseded]
+        olds = self.backend.get(namespace, wanted, vectors=True)
+        if not olds:
+            return self._create(namespace, new, now)
+        there = {o.id for o in olds}
+        ids = [i for i in wanted if i in there]
         newer = [o for o in olds if o.event_time > new.event_time]
         current, stale = (newer[0], [new]) if newer else (new, olds)
         importance = self.policy.superseded_importance

@@ -13,7 +13,10 @@ crash could still replay.
 
 Reads never see a stale store: the engine's backend is a
 :class:`DrainingBackend`, which moves the stage to the store before any call
-(a recall right after a capture finds it).
+(a recall right after a capture finds it). A call about one tenant moves
+that tenant's part only, and waits only for a write of that tenant already
+under way: another tenant's backlog, staged or being written, never holds
+up its reads (:mod:`.stage`).
 
 Crash safety, step by step: a capture's records are flushed before its
 marker (the store flushes the memories, then the edges, then the audit
@@ -35,229 +38,24 @@ import os
 import threading
 import time
 import weakref
-from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-import numpy as np
-
-from hindsight_lg.backends import ForwardingBackend, StoreHandle, combines_writes
-from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
+from hindsight_lg.backends import ForwardingBackend, StoreHandle
+from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.errors import StoreError, StoreTimeout, StoreUnavailable
-from hindsight_lg.memory.durability.fanout import Fanout
 from hindsight_lg.memory.durability.spool import Spool, marker_id
+from hindsight_lg.memory.durability.stage import SharedStage
 from hindsight_lg.memory.durability.staging import Batch, StagedWrites
 from hindsight_lg.model import AuditEntry, MemoryRecord
 from hindsight_lg.telemetry import SPOOL, degrade
 
 SpoolArg = Spool | str | os.PathLike[str] | None
-
-
-class SharedStage(StagedWrites):
-    """The captures' writes waiting for the committer, safe across threads.
-
-    Records it committed stay readable with their vectors (``recent``, the
-    last ``keep_recent``), so merging a new event into one just captured
-    needs no store round trip. Every other in-process write reaches the store
-    through :class:`DrainingBackend`, which drops the records it writes from
-    ``recent``: what it holds is never older than the store.
-    """
-
-    def __init__(self, inner: MemoryBackend, keep_recent: int = 10_000) -> None:
-        super().__init__(inner)
-        self.lock = threading.RLock()
-        self.captures: list[tuple[str, str]] = []
-        self.since = 0.0
-        self.keep_recent = keep_recent
-        self.failed: dict[str, Exception] = {}
-        self._recent: OrderedDict[tuple[str, str], MemoryRecord] = OrderedDict()
-        self.fanout = Fanout(lambda: combines_writes(inner))
-
-    # Records go in and out as copies: a capture edits what it reads in
-    # place, and its caller owns the records it returned.
-
-    def upsert(self, namespace: str, records: Sequence[MemoryRecord]) -> None:
-        with self.lock:
-            super().upsert(namespace, [r.replace() for r in records])
-
-    def get(
-        self, namespace: str, ids: Sequence[str], *, vectors: bool = False
-    ) -> list[MemoryRecord]:
-        with self.lock:
-            staged = self._records.get(namespace, {})
-            known: dict[str, MemoryRecord] = {}
-            for i in ids:
-                record = staged.get(i) or self._recent.get((namespace, i))
-                if record is not None:
-                    known[i] = record.replace()
-            rest = [i for i in ids if i not in known]
-            found = {r.id: r for r in self.inner.get(namespace, rest, vectors=vectors)}
-        found.update(known)
-        return [found[i] for i in dict.fromkeys(ids) if i in found]
-
-    def forget_recent(self, namespace: str, ids: Sequence[str] | None) -> None:
-        """Drop records of ``namespace`` (all when ``ids`` is None) from ``recent``."""
-        with self.lock:
-            if ids is None:
-                for key in [k for k in self._recent if k[0] == namespace]:
-                    del self._recent[key]
-            for i in ids or ():
-                self._recent.pop((namespace, i), None)
-
-    def search_dense(
-        self,
-        namespace: str,
-        vector: Sequence[float],
-        where: Where,
-        *,
-        limit: int,
-        vectors: bool = False,
-    ) -> list[Hit]:
-        """Staged rows read under the lock; the store (maybe a tenant's load) outside.
-
-        A record is in that snapshot or was settled, so written to the store,
-        before the store is read: no other capture or settle waits for a load.
-        """
-        with self.lock:
-            staged = set(self._records.get(namespace, {}))
-            rows = self._stacked(namespace)
-            vec = np.asarray(vector, dtype=np.float32)
-            best = [] if rows is None else rows.best(vec, where, limit).values()
-            mine = [Hit(h.record.replace(), h.score) for h in best]
-        search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
-        found = search(namespace, vector, where, limit=limit, **asked_vectors(vectors))
-        mine += [
-            Hit(h.record.replace(), h.score) for h in found if h.record.id not in staged
-        ]
-        return sorted(mine, key=lambda h: -h.score)[:limit]
-
-    # Per-capture stages search their inner backend through this name.
-    search_dense_local = search_dense
-
-    def take(self, staged: StagedWrites, namespace: str, capture_id: str) -> None:
-        """Move one capture's writes here and register it, atomically."""
-        with self.lock:
-            if not self.captures:
-                self.since = time.monotonic()
-            staged.commit()
-            self.captures.append((namespace, capture_id))
-
-    def commit(self) -> None:
-        """Send the staged writes to the store, one namespace at a time.
-
-        A namespace whose writes fail stays staged, its error in
-        :attr:`failed`, and the other namespaces go on: one tenant's write
-        the store refuses never holds back another's. Holds the lock
-        throughout; :class:`GroupCommit` writes without it (:meth:`detach`,
-        :meth:`write`, :meth:`settle`).
-        """
-        with self.lock:
-            batch = self.detach()
-            self.write(batch)
-            self.settle(batch)
-
-    def detach(self) -> Batch:
-        """What is staged now, to be written (call with :attr:`lock` held).
-
-        Records stay staged, and so readable, until :meth:`settle`: a capture
-        staging meanwhile still merges into them. Edges and audit entries
-        (which nothing reads back from the stage) leave it now.
-        """
-        batch = Batch(
-            records={ns: dict(rs) for ns, rs in self._records.items() if rs},
-            edges={ns: es for ns, es in self._edges.items() if es},
-            audit={ns: es for ns, es in self._audit.items() if es},
-            captures=list(self.captures),
-        )
-        self._edges = defaultdict(dict)
-        self._audit = defaultdict(list)
-        return batch
-
-    def write(self, batch: Batch) -> None:
-        """Write a detached batch to the store; needs no lock (see :meth:`settle`).
-
-        Tenants one after another, or all at once where the store combines
-        concurrent writes (a Milvus server: a round's tenants then share a
-        few calls per collection instead of three calls each).
-        """
-        namespaces = batch.namespaces()
-        for namespace in namespaces:  # filled by the writers' threads
-            batch.written[namespace] = set()
-        self.fanout.each(lambda ns: self._write_one(batch, ns), namespaces)
-
-    def _write_one(self, batch: Batch, namespace: str) -> None:
-        try:
-            self._write_namespace(batch, namespace)
-        except Exception as exc:  # kept staged by settle(); the caller decides
-            batch.errors[namespace] = exc
-
-    def _write_namespace(self, batch: Batch, namespace: str) -> None:
-        # Records, then edges, then audit: a marker is never ahead of its
-        # capture's records (the marker itself comes later, in GroupCommit).
-        done = batch.written[namespace]
-        records = list(batch.records.get(namespace, {}).values())
-        if records:
-            self.inner.upsert(namespace, records)
-        done.add("records")
-        edges = list(batch.edges.get(namespace, {}).values())
-        if edges:
-            self.inner.add_edges(namespace, edges)
-        done.add("edges")
-        if batch.audit.get(namespace):
-            self.inner.append_audit(namespace, batch.audit[namespace])
-        done.add("audit")
-
-    def settle(self, batch: Batch) -> None:
-        """Take what a batch wrote out of the stage (call with :attr:`lock` held).
-
-        A record staged again while the batch was written (a later capture
-        merged into it) stays staged for the next round; what a failed
-        namespace did not write goes back ahead of what was staged since.
-        """
-        for namespace in batch.namespaces():
-            done = batch.written.get(namespace, set())
-            if "records" in done:
-                self._settle_records(namespace, batch.records.get(namespace, {}))
-            if "edges" not in done and namespace in batch.edges:
-                newer = self._edges.get(namespace, {})
-                self._edges[namespace] = {**batch.edges[namespace], **newer}
-            if "audit" not in done and namespace in batch.audit:
-                newer_audit = self._audit.get(namespace, [])
-                self._audit[namespace] = batch.audit[namespace] + newer_audit
-            if namespace in batch.errors:
-                self.failed[namespace] = batch.errors[namespace]
-            else:
-                self.failed.pop(namespace, None)
-        self._arrays.clear()
-        self._term_cache.clear()
-        while len(self._recent) > self.keep_recent:
-            self._recent.popitem(last=False)
-
-    def _settle_records(self, namespace: str, written: dict[str, MemoryRecord]) -> None:
-        staged = self._records.get(namespace, {})
-        for record_id, record in written.items():
-            if staged.get(record_id) is record:  # not staged again since
-                del staged[record_id]
-            self._recent[(namespace, record_id)] = record
-            self._recent.move_to_end((namespace, record_id))
-        if not staged:
-            self._records.pop(namespace, None)
-
-    def drop(self, namespace: str) -> list[str]:
-        """Discard a namespace's staged writes; returns its capture ids (unregistered)."""
-        with self.lock:
-            self._records.pop(namespace, None)
-            self._edges.pop(namespace, None)
-            self._audit.pop(namespace, None)
-            self.failed.pop(namespace, None)
-            doomed = [cid for ns, cid in self.captures if ns == namespace]
-            self.captures = [(ns, c) for ns, c in self.captures if ns != namespace]
-            return doomed
-
-    @property
-    def empty(self) -> bool:
-        """Whether nothing waits (no writes, no capture)."""
-        return not self.captures and super().empty
+#: Backend calls that name no tenant: a drain before them writes every tenant.
+_ALL_TENANTS = frozenset(
+    {"setup", "namespaces", "flush", "close", "stored_model", "combined_writes"}
+)
 
 
 class GroupCommit:
@@ -291,7 +89,10 @@ class GroupCommit:
         self.max_pending = max_pending
         self._committed: list[tuple[str, str]] = []
         self._sync_lock = threading.Lock()
-        self._drain_lock = threading.Lock()
+        # Tenants whose writes a drain is sending to the store now; a drain
+        # of one of them waits (the store must not get an older copy last).
+        self._writing: set[str] = set()
+        self._landed = threading.Condition(self.stage.lock)
         self._wake = threading.Event()
         self._stop = False
         self._stopped = threading.Event()
@@ -314,38 +115,62 @@ class GroupCommit:
             self._wake.set()
         self._start()
 
-    def drain(self) -> None:
-        """Write the stage to the store now (no flush, no ack).
+    def drain(self, namespace: str | None = None) -> None:
+        """Write the stage, or one tenant's part of it, to the store now.
 
-        Namespaces the store refused stay staged (see :meth:`_refused`);
-        the rest is written whatever one tenant sent. The store is written
-        without the stage's lock, so captures go on staging (and reading
-        what is staged) meanwhile; one drain writes at a time, so what a
-        reader finds staged is never older than the store.
+        No flush, no ack. Namespaces the store refused stay staged (see
+        :meth:`_refused`); the rest is written whatever one tenant sent.
+        The store is written without the stage's lock, so captures go on
+        staging (and reading what is staged) meanwhile.
+
+        Args:
+            namespace: the tenant a read is about: only its writes go, and
+                the drain waits only for a write of that tenant already
+                under way (a big tenant's round never holds up a small
+                tenant's read). ``None``: every tenant, after every write
+                under way.
         """
-        if self.stage.empty:
-            return
-        with self._drain_lock:
-            with self.stage.lock:
-                if self.stage.empty:
-                    return
-                batch = self.stage.detach()
-            self.stage.write(batch)
-            with self.stage.lock:
-                self._settled(batch)
+        with self._landed:
+            if namespace is None:
+                self._landed.wait_for(lambda: not self._writing)
+            else:
+                self._landed.wait_for(lambda: namespace not in self._writing)
+            if not self.stage.holds(namespace):
+                return
+            batch = self.stage.detach(namespace)
+            tenants = set(batch.namespaces()) | {ns for ns, _ in batch.captures}
+            self._writing |= tenants
+        left = set(tenants)
+
+        def landed(ns: str) -> None:
+            with self._landed:
+                left.discard(ns)
+                self._settled(batch, {ns})
+
+        try:
+            self.stage.write(batch, landed)
+        finally:
+            with self._landed:
+                self._settled(batch, left)  # tenants with captures but no writes
         self._wake.set()
 
-    def _settled(self, batch: Batch) -> None:
-        self.stage.settle(batch)
+    def _settled(self, batch: Batch, tenants: Collection[str]) -> None:
+        """Settle ``tenants`` of a written batch; call with the stage's lock."""
+        self.stage.settle(batch, tenants)
         failed = self.stage.failed
-        mine = set(batch.captures)
-        self._committed += [c for c in batch.captures if c[0] not in failed]
+        mine = {c for c in batch.captures if c[0] in tenants}
+        self._committed += [
+            c for c in batch.captures if c in mine and c[0] not in failed
+        ]
         self.stage.captures = [
             c for c in self.stage.captures if c not in mine or c[0] in failed
         ]
-        for namespace, exc in list(failed.items()):
-            self._refused(namespace, exc)
+        for namespace in tenants:
+            if namespace in failed:
+                self._refused(namespace, failed[namespace])
         self._strikes = {ns: n for ns, n in self._strikes.items() if ns in failed}
+        self._writing -= set(tenants)
+        self._landed.notify_all()
 
     def _refused(self, namespace: str, exc: Exception) -> None:
         """Count a namespace's failed write; quarantine it once it cannot succeed.
@@ -567,8 +392,10 @@ class DrainingBackend(ForwardingBackend):
         self.group = group
 
     def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        # Every other call names its tenant first; its reads see that tenant only.
+        tenant = None if name in _ALL_TENANTS or not args else args[0]
         try:
-            self.group.drain()
+            self.group.drain(tenant if isinstance(tenant, str) else None)
         except StoreError as exc:
             _failed("capture_drain_failed", exc)
         return super()._forward(name, *args, **kwargs)

@@ -15,8 +15,14 @@ every lane, and everything queued after it waits for it. Barriers split the
 queue into rounds; lanes are served in turn within the oldest round only.
 
 Within a lane the order is the order of ``put``. Cost: ``put`` and ``get``
-are O(1); ``remove`` and ``count`` walk what is queued. ``maxsize`` bounds
-the entries queued (not the one running): ``put`` waits for room.
+are O(1); ``remove`` and ``count`` walk what is queued.
+
+The bound is per lane: ``maxsize`` entries queued in one lane (not the one
+running), and as many barriers. ``put`` into a full lane waits for room in
+that lane only, so a tenant that floods the queue waits for its own backlog
+and never makes another tenant's ``put`` wait (one shared bound did: a
+flood filled it, and every tenant's turn then waited for the worker to make
+room). What may be queued in all is ``maxsize`` times the lanes with work.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ class Lanes:
     """Per-lane FIFOs served round-robin, with barriers; safe across threads.
 
     Args:
-        maxsize: at most this many entries queued; ``put`` waits for room.
+        maxsize: at most this many entries queued per lane (and this many
+            barriers); ``put`` waits for room in its own lane. 0: no bound.
 
     Example:
         >>> q = Lanes()
@@ -57,7 +64,7 @@ class Lanes:
     def __init__(self, maxsize: int = 0) -> None:
         self.maxsize = maxsize
         self._rounds: deque[_Round] = deque([_Round()])
-        self._queued = 0
+        self._queued: dict[str | None, int] = {}  # per lane; None: barriers
         self.unfinished = 0
         self._last: str | None = None
         self._lock = threading.Lock()
@@ -72,7 +79,7 @@ class Lanes:
             wait: wait for room when full (else return ``False`` at once).
         """
         with self._changed:
-            while self.maxsize and self._queued >= self.maxsize:
+            while self.maxsize and self.queued(lane) >= self.maxsize:
                 if not wait:
                     return False
                 self._changed.wait()
@@ -82,7 +89,7 @@ class Lanes:
                 self._rounds.append(_Round())
             else:
                 last.lanes.setdefault(lane, deque()).append(entry)
-            self._queued += 1
+            self._queued[lane] = self.queued(lane) + 1
             self.unfinished += 1
             self._changed.notify_all()
         return True
@@ -93,7 +100,7 @@ class Lanes:
             while True:
                 found = self._next()
                 if found is not None:
-                    self._queued -= 1
+                    self._taken(found[0], 1)
                     self._changed.notify_all()
                     return found
                 self._changed.wait()
@@ -133,9 +140,20 @@ class Lanes:
             entries = first.lanes.get(lane)
             if not entries or not fits(entries[0]):
                 return None
-            self._queued -= 1
+            self._taken(lane, 1)
             self._changed.notify_all()
             return self._pop(first, lane)
+
+    def queued(self, lane: str | None) -> int:
+        """Entries queued in ``lane`` (``None``: barriers), not counting one running."""
+        return self._queued.get(lane, 0)
+
+    def _taken(self, lane: str | None, n: int) -> None:
+        left = self.queued(lane) - n
+        if left:
+            self._queued[lane] = left
+        else:
+            self._queued.pop(lane, None)  # a lane per tenant ever seen would pile up
 
     def peek(self, n: int) -> list[Entry]:
         """Up to ``n`` entries that :meth:`get` serves next (lanes in turn), kept queued."""
@@ -169,12 +187,13 @@ class Lanes:
             for where in self._rounds:
                 for lane in list(where.lanes):
                     kept = deque(e for e in where.lanes[lane] if not unwanted(e))
-                    dropped += len(where.lanes[lane]) - len(kept)
+                    gone = len(where.lanes[lane]) - len(kept)
+                    self._taken(lane, gone)
+                    dropped += gone
                     if kept:
                         where.lanes[lane] = kept
                     else:
                         del where.lanes[lane]
-            self._queued -= dropped
             self.unfinished -= dropped
             if dropped:
                 self._changed.notify_all()

@@ -18,6 +18,10 @@ lanes in turn, one batch each (:mod:`.lanes`). A turn longer than
 (spooled together, with one ``fsync``), and a batch never grows past it. So a
 tenant's turn waits for the batch running now plus at most one batch of each
 other tenant with work queued, never for another tenant's whole backlog.
+The bound is per tenant too: ``maxsize`` captures queued in a tenant's lane.
+A ``submit`` into a full lane waits until the worker takes one of that
+tenant's captures (back-pressure on the tenant that floods, with its turns
+already spooled); other tenants' ``submit`` calls never wait for it.
 Cutting a turn costs its later parts one thing only: without a ``thread_id``,
 an answer at the start of a part no longer sees the question that ended the
 part before it (with one, the writer keeps the thread's last turn anyway).
@@ -64,8 +68,10 @@ class CaptureWorker:
 
     Args:
         capture: called as ``capture(**item)`` for every queued item.
-        maxsize: queue bound; a full queue makes :meth:`submit` wait (back-pressure
-            beats dropping turns that were acknowledged).
+        maxsize: captures (and jobs) queued per tenant; a tenant whose lane
+            is full waits in :meth:`submit` until the worker takes one of
+            its captures (back-pressure beats dropping turns that were
+            acknowledged). Other tenants' lanes have their own room.
         max_claims: how many message ids to remember for de-duplication.
         max_batch: at most this many queued message captures with the same
             target are written in one capture call.
@@ -114,6 +120,7 @@ class CaptureWorker:
         # behind them, embeds their texts in one model call (capture.ahead).
         self.ahead: Callable[[list[dict[str, Any]]], None] | None = None
         self._planned: set[int] = set()
+        self._full: set[str | None] = set()  # lanes found full, logged once
 
     # -- de-duplication ------------------------------------------------------
 
@@ -169,12 +176,17 @@ class CaptureWorker:
         self._put((job, _trace_context()), namespace)
 
     def _put(self, entry: tuple[Any, otel_context.Context], lane: str | None) -> None:
-        if not self._queue.put(entry, lane, wait=False):
-            _log("warning", "capture_queue_full", size=self.pending)
-            self._queue.put(entry, lane)
+        if self._queue.put(entry, lane, wait=False):
+            self._full.discard(lane)
+            return
+        if lane not in self._full:  # once while a flood lasts, not once a turn
+            self._full.add(lane)
+            queued = self._queue.queued(lane)
+            _log("warning", "capture_queue_full", namespace=lane, size=queued)
+        self._queue.put(entry, lane)
 
     def submit(self, item: dict[str, Any]) -> bool:
-        """Queue one capture and return at once (waits only when the queue is full).
+        """Queue one capture and return at once (waits only while its lane is full).
 
         A turn of more than ``max_messages`` messages is queued as several
         captures, in order (accepted, with a spool, all or none).

@@ -44,8 +44,11 @@ _FRAMES: list[tuple[str, re.Pattern[str]]] = [
     (
         "cut",
         re.compile(
-            r"(?P<f>,?\s*\b(?:instead of|rather than|in place of)\s+"
-            rf"(?P<p>[^,.;!?]+?)){_END_EN}",
+            # Starts at a comma or where no space stands before it, and
+            # the old value ends on a letter: a run of spaces is then read
+            # once, not once per space (quadratic in the run's length).
+            r"(?P<f>(?:,|(?<![\s,]))\s*+\b(?:instead of|rather than|in place of)\s+"
+            rf"(?P<p>[^,.;!?]*?[^\s,.;!?])){_END_EN}",
             re.I,
         ),
     ),

@@ -33,9 +33,14 @@ _REL_ZH = (
     "好朋友|男朋友|女朋友|妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|老婆|老公|妻子|丈夫|"
     "儿子|女儿|朋友|同事|老板|经理|室友|邻居|表妹|表姐|表哥|表弟|老师|医生|狗|猫"
 )
-_OWNER = r"(?P<owner>[Mm]y|[Oo]ur|[A-Z][\w-]+'s)"
+# A capitalised word starts only where no word character or hyphen stands
+# before it, and is read whole (``++``): otherwise every letter of a long
+# hyphenated run ("A-A-A-...") would start a scan to the run's end, which
+# is quadratic in the run's length.
+_WORD = r"(?<![\w-])[A-Z][\w-]++"
+_OWNER = rf"(?P<owner>[Mm]y|[Oo]ur|{_WORD}'s)"
 _ADJ = r"(?:(?:older|younger|little|big|baby|twin|new|old|best)\s+)?"
-_NAME = r"(?P<name>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)"
+_NAME = rf"(?P<name>{_WORD}(?:\s++{_WORD})?)"
 _REL_AFTER = re.compile(
     rf"\b{_OWNER}\s+{_ADJ}(?P<rel>{_REL_EN})"
     rf"(?:'s name is|,| is called| is named| named| called)?\s+{_NAME}"

@@ -230,7 +230,10 @@ def _chinese(text: str, ref: datetime) -> TimeWindow | None:
         )
         return _window(day, 1, m.group(0))
     m = re.search(
-        r"([零一二两三四五六七八九十\d]+)\s*(个月|星期|天|日|周|年)(?:前|以前|之前)",
+        # Read from a number's first digit only, and whole (``++``): each
+        # digit of a long run would otherwise rescan the run (quadratic).
+        r"(?<![零一二两三四五六七八九十\d])([零一二两三四五六七八九十\d]++)\s*+"
+        r"(个月|星期|天|日|周|年)(?:前|以前|之前)",
         text,
     )
     if m and (n := _cn_number(m.group(1))) is not None:

@@ -17,6 +17,7 @@ from hindsight_lg import telemetry
 from hindsight_lg._text import summarize
 from hindsight_lg.backends.base import Where, check_labels, check_namespace, check_text
 from hindsight_lg.errors import ConflictError
+from hindsight_lg.memory.capture.conflicts import FORGET_LEASE
 from hindsight_lg.memory.capture.vectors import embed_records
 from hindsight_lg.memory.lifecycle import _journal as journal
 from hindsight_lg.memory.lifecycle import correct as correction
@@ -539,13 +540,19 @@ class Lifecycle:
         *,
         thread_id: str | None = None,
     ) -> int:
-        """Delete memories for real; see :meth:`HindsightMemory.forget`."""
+        """Delete memories for real; see :meth:`HindsightMemory.forget`.
+
+        On a server, under the namespace's forget lease, which a capture's
+        supersede holds too: no other process writes a memory forgotten here
+        back as history (:meth:`~hindsight_lg.memory.capture.Writer.batch`).
+        """
         check_namespace(namespace)
         with (
             telemetry.memory_span(
                 telemetry.FORGET, telemetry.DELETE_MEMORY, namespace=namespace
             ) as span,
             self._locked(namespace),
+            self.backend.exclusive(namespace, FORGET_LEASE),
         ):
             # The writer's memo of each thread's last turn may hold what goes.
             self._writer.forget_turns(namespace)

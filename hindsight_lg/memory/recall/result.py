@@ -383,6 +383,10 @@ class RecallResult:
     #: ``"fact"`` or ``"gather"`` (answered by several memories); assembly
     #: gives each its share of turn windows.
     asked: str = "fact"
+    #: Characters of the query and its context left unread: past the policy's
+    #: ``max_query_chars`` a long message's middle is cut before any reader
+    #: runs (``query`` is what was read).
+    cut_chars: int = 0
 
     @property
     def ids(self) -> list[str]:

@@ -126,11 +126,13 @@ def clip_middle(text: str, max_chars: int) -> tuple[str, int]:
 # "also" and "还有" open a new event only after a clause break: "I also enjoy
 # espresso" and "我还有一只猫" are one statement each, and splitting them would
 # store "enjoy espresso" without its speaker.
+# A leading space run is read only from its first space and whole (``*+``):
+# every space of a long run would otherwise rescan the run (quadratic).
 _SPLIT_RE = re.compile(
-    r"(?<=[.!?。！？；;])\s*"
-    r"|(?:^|[，,；;]\s*)(?:另外|此外|还有|顺便|对了)[，,]?\s*"
-    r"|\s*[,;]\s*\b(?:also|besides)\b[,]?\s*"
-    r"|\s*[,;]?\s*\b(?:by the way|btw|and also|oh and)\b[,]?\s*",
+    r"(?<=[.!?。！？；;])\s*+"
+    r"|(?:^|[，,；;]\s*+)(?:另外|此外|还有|顺便|对了)[，,]?\s*+"
+    r"|(?<!\s)\s*+[,;]\s*+\b(?:also|besides)\b[,]?\s*+"
+    r"|(?<!\s)\s*+[,;]?\s*+\b(?:by the way|btw|and also|oh and)\b[,]?\s*+",
     re.IGNORECASE,
 )
 

@@ -273,17 +273,22 @@ def extract(text: str, *, speaker: str | None, ref_time: float) -> Extraction:
     return Extraction(events=events, causes=_causal_links(events, text))
 
 
+_LINK_SPAN = 8
+
+
 def _causal_links(events: list[EventDraft], text: str) -> list[tuple[int, int]]:
     # Within a turn, an event causes a later one when the turn says so
     # ("because", "所以") or when a question and a plan share an entity: the
     # weather question exists because of the trip.
-    # Each event's cue and entities are read once: the pairs are quadratic
-    # in a long turn's events, the reading need not be.
+    # Each event's cue and entities are read once, and an event is paired
+    # only with the few before it (_LINK_SPAN): a question and the plan it
+    # serves sit close in one turn, and all pairs would be quadratic in a
+    # long turn's events (thousands in a pasted list).
     links: list[tuple[int, int]] = []
     ents = [set(e.entities) for e in events]
     causal = [bool(_CAUSAL.search(e.content)) for e in events]
     for j in range(1, len(events)):
-        for i in range(j):
+        for i in range(max(0, j - _LINK_SPAN), j):
             planning = {events[i].kind, events[j].kind} == {Kind.QUERY, Kind.TASK}
             if planning and not ents[i].isdisjoint(ents[j]):
                 task = i if events[i].kind is Kind.TASK else j

@@ -21,7 +21,9 @@ _VERB_EN = (
     r"switch\w*|chang\w*|mov\w*|went|go|goes|going|gone|convert\w*|transition\w*|"
     r"shift\w*|upgrad\w*|downgrad\w*|relocat\w*|jump\w*|migrat\w*"
 )
-_OLD_EN = r"(?P<p>[^,.;!?]+?)"
+# At most 80 characters: an old value is a phrase, and an unbounded one would
+# scan to the clause end from every "from" of a long run (quadratic).
+_OLD_EN = r"(?P<p>[^,.;!?]{1,80}?)"
 _OLD_ZH = r"(?P<p>(?:[\u4e00-\u9fffA-Za-z0-9]|(?<=[A-Za-z0-9]) (?=[A-Za-z0-9])){1,12}?)"
 _TO_ZH = (
     r"换成|改成|换到|改为|换为|变成|转到|转成|转为|换回|搬到|搬去|搬回|跳槽到|"

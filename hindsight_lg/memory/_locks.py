@@ -18,6 +18,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+# The store's exclusive section of a namespace that a forget and a capture's
+# supersede share: on a server, another process's supersede would otherwise
+# write back (as history) a memory forgotten between its read and its write.
+# Here, not beside the supersede, so a forget loads no capture pipeline.
+FORGET_LEASE = "forget"
+
 
 class WriteLocks:
     """Per-namespace capture locks under one engine-wide exclusive lock.

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.memory.capture.conflicts import FORGET_LEASE
+from hindsight_lg.memory._locks import FORGET_LEASE
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 

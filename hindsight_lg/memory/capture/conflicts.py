@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from hindsight_lg._text import has_negation, terms
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
+from hindsight_lg.memory._locks import FORGET_LEASE
 from hindsight_lg.memory.capture.merges import record_merge
 from hindsight_lg.memory.language.judge import Decision, decide
 from hindsight_lg.memory.language.lexicon import anchor_words
@@ -39,10 +40,6 @@ _LEGACY_KINDS = {Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.TASK}
 SLOT_KEY = "slot"  # meta key: the slot a memory sets ("user/commute")
 # Archived, superseded and deleted memories are history, never candidates.
 CURRENT = (Status.ACTIVE.value, Status.COLD.value)
-# The store's exclusive section of a namespace that a forget and a capture's
-# supersede share: on a server, another process's supersede would otherwise
-# write back (as history) a memory forgotten between its read and its write.
-FORGET_LEASE = "forget"
 
 
 class ForgetLeases:

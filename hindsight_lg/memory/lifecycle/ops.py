@@ -17,7 +17,7 @@ from hindsight_lg import telemetry
 from hindsight_lg._text import summarize
 from hindsight_lg.backends.base import Where, check_labels, check_namespace, check_text
 from hindsight_lg.errors import ConflictError
-from hindsight_lg.memory.capture.conflicts import FORGET_LEASE
+from hindsight_lg.memory._locks import FORGET_LEASE
 from hindsight_lg.memory.capture.vectors import embed_records
 from hindsight_lg.memory.lifecycle import _journal as journal
 from hindsight_lg.memory.lifecycle import correct as correction

@@ -7,6 +7,7 @@ test gets a fresh namespace instead, which the contract guarantees isolates it.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 
@@ -164,3 +165,13 @@ def minilm_memory(
     backend = milvus_pool.get("minilm", dim=minilm.dim, model_id=minilm.model_id)
     with HindsightMemory(backend, minilm, clock=clock) as engine:
         yield engine
+
+
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """The umask most systems give a process: 0644 files unless the code says so."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +15,8 @@ from hindsight_lg.cli import main
 from hindsight_lg.errors import StoreUnavailable
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
-
-@pytest.fixture(autouse=True)
-def usual_umask() -> Iterator[None]:
-    """The umask most systems give a process: 0644 files unless the code says so."""
-    previous = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(previous)
+# Files would be 0644 under the usual umask unless the code says otherwise.
+pytestmark = pytest.mark.usefixtures("usual_umask")
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,8 @@ from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.backends.milvus._integrity import LEDGER, RowLedger
 from hindsight_lg.testing import HashingEmbedder
 
-
-@pytest.fixture(autouse=True)
-def usual_umask() -> Iterator[None]:
-    """The umask most systems give a process: 0644 files unless the code says so."""
-    previous = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(previous)
+# Files would be 0644 under the usual umask unless the code says otherwise.
+pytestmark = pytest.mark.usefixtures("usual_umask")
 
 
 def mode(path: Path) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,8 @@ from hindsight_lg.bench._cache import CachedEmbedder
 from hindsight_lg.bench.report import plot_lines
 from hindsight_lg.embeddings import HashingEmbedder
 
-
-@pytest.fixture(autouse=True)
-def usual_umask() -> Iterator[None]:
-    """The umask most systems give a process: 0644 files unless the code says so."""
-    previous = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(previous)
+# Files would be 0644 under the usual umask unless the code says otherwise.
+pytestmark = pytest.mark.usefixtures("usual_umask")
 
 
 def modes(root: Path) -> dict[str, str]:

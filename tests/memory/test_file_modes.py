@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,14 +18,8 @@ def mode(path: Path) -> str:
     return oct(stat.S_IMODE(os.lstat(path).st_mode))
 
 
-@pytest.fixture(autouse=True)
-def usual_umask() -> Iterator[None]:
-    """The umask most systems give a process: 0644 files unless the code says so."""
-    previous = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(previous)
+# Files would be 0644 under the usual umask unless the code says otherwise.
+pytestmark = pytest.mark.usefixtures("usual_umask")
 
 
 def _spool(path: Path, *texts: str, namespace: str = "u1") -> tuple[Spool, list[str]]:

@@ -98,6 +98,17 @@ def test_a_recall_that_finds_nothing_says_why(
     assert reason in captured.err
 
 
+def test_a_recall_of_an_overlong_query_says_what_it_did_not_read(
+    demo_output: str, demo_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A query past ``max_query_chars`` is answered, and stderr says how much went unread."""
+    query = "Redis caching? " + "Q-" * 10_000
+    argv = ["recall", query, "-n", "demo-user", "--uri", demo_db]
+    assert 0 == main([*argv, "--embedder", "hashing"])
+    captured = capsys.readouterr()
+    assert f"{len(query) - 4000} characters" in captured.err
+
+
 def test_recall_json_has_paths(
     demo_output: str, demo_db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

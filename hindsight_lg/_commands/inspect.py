@@ -60,6 +60,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
             agent_id=args.agent,
             timeout=None,
         )
+    if result.cut_chars:
+        print(
+            f"note: the query's middle was not read ({result.cut_chars} characters"
+            " past Policy.max_query_chars)",
+            file=sys.stderr,
+        )
     if args.json:
         print(
             json.dumps(

@@ -87,6 +87,7 @@ from hindsight_lg._items import (
 )
 from hindsight_lg._store_agent import calling_agent
 from hindsight_lg.backends import Where, visible_to
+from hindsight_lg.embeddings.base import embed_queries
 from hindsight_lg.memory import PINNED_KEY, HindsightMemory
 from hindsight_lg.model import Kind, MemoryRecord, SourceKind, Status, Tier
 from hindsight_lg.tenancy import DEFAULT_TENANTS, TenantMap, labels_of, tenant_of
@@ -352,7 +353,7 @@ class HindsightStore(BaseStore):
         scoreless = sorted((r for r in records if r.id not in ids), key=write_order)
         scored: list[tuple[MemoryRecord, float | None]] = []
         if indexed:
-            query = np.asarray(self.memory.embedder.embed([op.query or ""])[0])
+            query = np.asarray(embed_queries(self.memory.embedder, [op.query or ""])[0])
             matrix = np.asarray([r.dense for r in indexed], dtype=np.float64)
             norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
             sims = matrix @ query / np.where(norms == 0, 1.0, norms)

@@ -81,7 +81,9 @@ def test_audit_does_not_claim_a_memory_was_never_recalled(
 ) -> None:
     """Right after recall returned a memory, audit does not say "recalled never"."""
     store = ["--uri", filled, "--embedder", "hashing"]
-    assert main(["recall", "Person0 payments service", "-n", "u1", *store, "--json"]) == 0
+    assert (
+        main(["recall", "Person0 payments service", "-n", "u1", *store, "--json"]) == 0
+    )
     import json
 
     found = json.loads(capsys.readouterr().out)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from hindsight_lg._files import make_dirs, replace_private
-from hindsight_lg.embeddings import Embedder, Vectors
+from hindsight_lg.embeddings import Embedder, Vectors, embed_queries
 
 
 class CachedEmbedder:
@@ -46,11 +46,22 @@ class CachedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Vectors for ``texts``; only texts never seen before reach the model."""
-        keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
+        return self._cached(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Query vectors for ``texts`` (kept apart from the stored texts' ones)."""
+        return self._cached(texts, query=True)
+
+    def _cached(self, texts: Sequence[str], *, query: bool) -> Vectors:
+        side = "query:" if query else ""
+        keys = [hashlib.sha1((side + t).encode("utf-8")).hexdigest() for t in texts]
         missing = list(dict.fromkeys(k for k in keys if k not in self._vectors))
         if missing:
             by_key = dict(zip(keys, texts, strict=True))
-            fresh = self.inner.embed([by_key[k] for k in missing])
+            batch = [by_key[k] for k in missing]
+            fresh = (
+                embed_queries(self.inner, batch) if query else self.inner.embed(batch)
+            )
             for key, vector in zip(missing, fresh, strict=True):
                 self._vectors[key] = np.asarray(vector, dtype=np.float32)
             self._dirty = True

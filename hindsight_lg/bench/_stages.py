@@ -34,6 +34,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from hindsight_lg.embeddings.base import embed_queries
+
 #: Store calls that read, and that write (the protocol's names).
 READS = frozenset(
     "get query search_dense search_dense_local search_lexical edges all_edges "
@@ -109,6 +111,10 @@ class ClockedEmbedder:
     def embed(self, texts: Sequence[str]) -> Any:
         with self.clock.timed("embed"):
             return self.inner.embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        with self.clock.timed("embed"):
+            return embed_queries(self.inner, texts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
 """Embedders and rerankers: protocols, FlagEmbedding models, hashing fallback.
 
 Default order (:func:`default_embedder`): an explicit choice, else bge-m3 when it
-is in the local Hugging Face cache, else the packaged all-MiniLM-L6-v2 when
-``hindsight-lg[offline-model]`` is installed, else the hashing embedder with a
-warning. Nothing here touches the network.
+is in the local Hugging Face cache, else the packaged models of
+``hindsight-lg[offline-model]``: all-MiniLM-L6-v2 and multilingual-e5-small
+together (:class:`BilingualEmbedder`), or whichever of the two is installed,
+else the hashing embedder with a warning. Nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -11,14 +12,20 @@ from __future__ import annotations
 import importlib.util
 import re
 import warnings
+from pathlib import Path
 
 from hindsight_lg.embeddings.base import (
     Embedder,
+    QueriesOf,
+    QueryEmbedder,
     Reranker,
     UnavailableEmbedder,
     Vectors,
+    embed_queries,
     normalize,
 )
+from hindsight_lg.embeddings.bilingual import BilingualEmbedder
+from hindsight_lg.embeddings.e5 import E5_ID, E5Embedder, e5_installed
 from hindsight_lg.embeddings.flag import (
     BGE_M3,
     BGE_RERANKER,
@@ -31,6 +38,8 @@ from hindsight_lg.embeddings.hashing import HashingEmbedder
 from hindsight_lg.errors import ModelNotAvailable
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: The packaged default: MiniLM for English, e5 for every text (by script).
+BILINGUAL_ID = f"{MINILM_ID}+{E5_ID}"
 # "hashing", "hashing-DIM", and "hashing-DIM-NGRAM", the model id it records
 _HASHING = re.compile(r"hashing(?:-(\d+)(?:-(\d+))?)?")
 
@@ -68,8 +77,10 @@ def embedder_from_name(name: str) -> Embedder:
     """Build an embedder from a name, or from the model id a store records.
 
     Names: ``hashing``, ``hashing-DIM`` (``hashing-DIM-NGRAM`` is the id a
-    hashing store records), ``minilm`` (or its id, ``MINILM_ID``), ``bge-m3``
-    (or ``BAAI/bge-m3``), a cached hub id, or a model directory.
+    hashing store records), ``minilm`` (or its id, ``MINILM_ID``), ``e5``
+    (or ``E5_ID``), ``minilm+e5`` (or ``BILINGUAL_ID``; any ``A+B`` of two
+    names builds a :class:`BilingualEmbedder`), ``bge-m3`` (or
+    ``BAAI/bge-m3``), a cached hub id, or a model directory.
 
     Raises:
         ModelNotAvailable: the model is neither a local directory nor cached.
@@ -81,6 +92,13 @@ def embedder_from_name(name: str) -> Embedder:
         return HashingEmbedder(int(dim) if dim else 384, int(ngram) if ngram else 3)
     if name in ("minilm", MINILM_ID):
         return minilm_embedder()
+    if name in ("e5", E5_ID):
+        return E5Embedder()
+    english, plus, multilingual = name.partition("+")
+    if plus and english and multilingual and not Path(name).exists():
+        return BilingualEmbedder(
+            embedder_from_name(english), embedder_from_name(multilingual)
+        )
     if name in ("bge-m3", BGE_M3):
         return FlagEmbeddingEmbedder(BGE_M3)
     return FlagEmbeddingEmbedder(name)
@@ -111,12 +129,22 @@ def stored_embedder(model_id: str, dim: int) -> Embedder:
 
 
 def default_embedder(choice: Embedder | str | None = None) -> Embedder:
-    """Pick an embedder: explicit > cached bge-m3 > packaged MiniLM > hashing (warns)."""
+    """Pick an embedder for a new store.
+
+    In order: the explicit choice; bge-m3 when it is cached; MiniLM and e5
+    together (:class:`BilingualEmbedder`) when both packaged models are
+    installed; e5 alone; MiniLM alone; the hashing embedder, with a warning.
+    """
     if choice is not None:
         return embedder_from_name(choice) if isinstance(choice, str) else choice
     if _flag_installed() and is_cached(BGE_M3):
         return FlagEmbeddingEmbedder(BGE_M3)
-    if _flag_installed() and minilm_path() is not None:
+    minilm = _flag_installed() and minilm_path() is not None
+    if minilm and e5_installed():
+        return BilingualEmbedder(minilm_embedder(), E5Embedder())
+    if e5_installed():
+        return E5Embedder()
+    if minilm:
         return minilm_embedder()
     warnings.warn(
         "No embedding model found: using the hashing embedder, which knows no synonyms. "
@@ -129,15 +157,23 @@ def default_embedder(choice: Embedder | str | None = None) -> Embedder:
 __all__ = [
     "BGE_M3",
     "BGE_RERANKER",
+    "BILINGUAL_ID",
+    "BilingualEmbedder",
+    "E5Embedder",
+    "E5_ID",
     "Embedder",
     "FlagEmbeddingEmbedder",
     "FlagEmbeddingReranker",
     "HashingEmbedder",
     "MINILM_ID",
+    "QueriesOf",
+    "QueryEmbedder",
     "Reranker",
     "UnavailableEmbedder",
     "Vectors",
     "default_embedder",
+    "e5_installed",
+    "embed_queries",
     "embedder_from_name",
     "is_cached",
     "minilm_embedder",

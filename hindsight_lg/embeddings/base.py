@@ -30,6 +30,50 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
+class QueryEmbedder(Embedder, Protocol):
+    """An :class:`Embedder` that embeds questions apart from what they search.
+
+    Models trained with asymmetric prefixes (e5's ``"query: "`` and
+    ``"passage: "``) place a question nearer its answer when the two are
+    embedded differently. ``embed`` embeds what is stored; recall embeds its
+    queries with ``embed_queries`` (:func:`embed_queries`).
+    """
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Embed search queries as an array of shape ``(len(texts), dim)``."""
+        ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """``texts`` embedded as queries: ``embed_queries`` where the model has it."""
+    if isinstance(embedder, QueryEmbedder):
+        return embedder.embed_queries(texts)
+    return embedder.embed(texts)
+
+
+class QueriesOf:
+    """The :class:`Embedder` whose ``embed`` embeds queries with ``inner``.
+
+    Recall's search embeds nothing but queries; handing it this view keeps
+    the query/passage choice in one place.
+
+    Example:
+        >>> from hindsight_lg.embeddings.hashing import HashingEmbedder
+        >>> QueriesOf(HashingEmbedder(16)).embed(["where?"]).shape
+        (1, 16)
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """``texts`` embedded as queries."""
+        return embed_queries(self.inner, texts)
+
+
+@runtime_checkable
 class Reranker(Protocol):
     """Scores (query, passage) pairs; higher is more relevant."""
 

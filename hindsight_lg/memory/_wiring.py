@@ -45,7 +45,6 @@ from hindsight_lg.embeddings import (
     default_embedder,
     stored_embedder,
 )
-from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.memory._locks import WriteLocks
 from hindsight_lg.memory._read import RecallPath
 from hindsight_lg.memory._shared import write_locks
@@ -308,10 +307,7 @@ def wire(
     if group is not None:
         lifecycle.before_write = group.sync
     pools = Pools()
-    # Concurrent recalls embed their queries in one batch (see _coalesce).
-    searcher = Searcher(
-        traced_view, CoalescingEmbedder(chosen), policy, reranker, pools.search
-    )
+    searcher = Searcher(traced_view, chosen, policy, reranker, pools.search)
     counter = _EpisodeCounter(policy, pools.background, lifecycle)
     write = CapturePath(writer, locks, clock, opened, counter.add)
     durable = None if opened is None else SpooledCapture(opened, write, view, clock)

@@ -111,13 +111,35 @@ def test_default_takes_cached_bge_m3_first(monkeypatch: pytest.MonkeyPatch) -> N
     assert ["BAAI/bge-m3"] == built
 
 
-def test_default_takes_packaged_minilm_second(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without bge-m3 but with the offline-model extra, the default is MiniLM."""
+def test_default_takes_minilm_and_e5_together_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without bge-m3 but with the offline-model extra, MiniLM and e5 serve together."""
     monkeypatch.setattr(embeddings, "_flag_installed", lambda: True)
     monkeypatch.setattr(embeddings, "is_cached", lambda name: False)
     monkeypatch.setattr(embeddings, "minilm_path", lambda: "/models/minilm")
-    monkeypatch.setattr(embeddings, "minilm_embedder", lambda: "minilm")
-    assert "minilm" == default_embedder()
+    monkeypatch.setattr(embeddings, "minilm_embedder", lambda: HashingEmbedder(8))
+    monkeypatch.setattr(embeddings, "e5_installed", lambda: True)
+    chosen = default_embedder()
+    assert isinstance(chosen, embeddings.BilingualEmbedder)
+    assert f"hashing-8-3+{embeddings.E5_ID}" == chosen.model_id
+
+
+@pytest.mark.parametrize(
+    ("minilm", "e5", "expected"),
+    [(False, True, "e5"), (True, False, "minilm")],
+)
+def test_default_takes_whichever_packaged_model_is_installed(
+    monkeypatch: pytest.MonkeyPatch, minilm: bool, e5: bool, expected: str
+) -> None:
+    """With only one of the two packaged models installed, that one is the default."""
+    monkeypatch.setattr(embeddings, "_flag_installed", lambda: True)
+    monkeypatch.setattr(embeddings, "is_cached", lambda name: False)
+    monkeypatch.setattr(embeddings, "minilm_path", lambda: "/m" if minilm else None)
+    monkeypatch.setattr(embeddings, "minilm_embedder", lambda: HashingEmbedder(8))
+    monkeypatch.setattr(embeddings, "e5_installed", lambda: e5)
+    ids = {"e5": embeddings.E5_ID, "minilm": "hashing-8-3"}
+    assert ids[expected] == default_embedder().model_id
 
 
 def test_default_falls_back_to_hashing_with_a_warning(
@@ -125,6 +147,7 @@ def test_default_falls_back_to_hashing_with_a_warning(
 ) -> None:
     """With no model at all, hashing is used and a visible warning says so."""
     monkeypatch.setattr(embeddings, "_flag_installed", lambda: False)
+    monkeypatch.setattr(embeddings, "e5_installed", lambda: False)
     with pytest.warns(UserWarning, match="hashing embedder") as record:
         chosen = default_embedder()
     assert isinstance(chosen, HashingEmbedder)

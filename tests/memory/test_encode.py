@@ -37,6 +37,11 @@ REF = 1_686_756_600.0
         ("I never eat pork", Kind.PREFERENCE),
         ("We always go camping in July", Kind.PREFERENCE),
         ("我从不吃猪肉", Kind.PREFERENCE),
+        # Chinese states lasting facts without 的 or 是, as English does with "I'm".
+        ("我男朋友是程序员，在珠江新城上班", Kind.FACT),
+        ("我对花生过敏", Kind.FACT),
+        ("我老家在潮汕", Kind.FACT),
+        ("我们去海边玩了", Kind.EVENT),
         ("It's always nice to see you", Kind.EVENT),
     ],
 )

@@ -107,3 +107,13 @@ def test_a_link_counts_only_from_a_memory_that_bears_on_the_query() -> None:
         near.record.content,
     ]
     assert (near.support, cut[by_stray.record.id]) == ("via graph", "unrelated")
+
+
+def test_a_question_in_one_script_meets_a_memory_in_another_on_its_own_floor() -> None:
+    """A Chinese question against an English memory takes the cross-script floor."""
+    rule = RelevanceRule("m", {"latin": 0.3, "cjk": 0.8, "cjk>latin": 0.1}, 3.0, 0.2)
+    assert 0.1 == rule.dense_floor("我住在哪里？", "I live in Leeds.")
+    assert 0.8 == rule.dense_floor("我住在哪里？", "我住在利兹。")
+    assert 0.3 == rule.dense_floor("Where do I live?", "I live in Leeds.")
+    # A floor measured for no pair of scripts (a fixed one) is the query's.
+    assert 0.3 == rule.dense_floor("Where do I live?", "我住在利兹。")

@@ -25,6 +25,8 @@ from hindsight_lg.memory.language.slots import read
         ("I also enjoy a good espresso now and then", "user/drink", "espresso"),
         ("I switched to Neovim last month", "user/uses:editor", "neovim"),
         ("我跳槽到腾讯了", "user/employer", "腾讯"),
+        ("我叫王磊", "user/name", "王磊"),
+        ("我妹妹叫小美", "sister/name", "小美"),
     ],
 )
 def test_statements_read_as_subject_attribute_value(
@@ -34,6 +36,15 @@ def test_statements_read_as_subject_attribute_value(
     reading = read(text)
     assert reading is not None
     assert (slot, value) == (reading.slot, reading.value)
+
+
+@pytest.mark.parametrize(
+    "text", ["我养了只柯基叫馒头，两岁。", "上周五科里来了个新实习生叫小刘，归我带。"]
+)
+def test_a_name_given_to_someone_else_is_not_the_users(text: str) -> None:
+    """叫 names the word before it: a dog's or an intern's name never renames the user."""
+    reading = read(text)
+    assert reading is None or reading.attribute != "name"
 
 
 def test_a_statement_outside_every_slot_has_no_reading() -> None:

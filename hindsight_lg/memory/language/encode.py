@@ -86,7 +86,11 @@ _RULES: list[tuple[Kind, re.Pattern[str]]] = [
         re.compile(
             r"\b(i am|i'm|my name is|i live|i work|i was born|my (wife|husband|son|daughter|"
             r"partner|mom|mother|dad|father|friend|sister|brother|dog|cat|job|birthday)|"
-            r"i have|i've got|i moved|i studied)\b|我是|我叫|我住|我在.{1,8}工作|我的|我有|生日",
+            r"i have|i've got|i moved|i studied)\b|我是|我叫|我住|我在.{1,8}工作|我的|我有|生日"
+            # Chinese says "my boyfriend", "I'm from", "I'm allergic" without
+            # the words above: 我男朋友, 我老家, 我对花生过敏.
+            r"|我(?:男朋友|女朋友|老公|老婆|爱人|对象|妈|爸|哥|姐|弟|妹|儿子|女儿|孩子|"
+            r"闺蜜|家|养了|老家|来自|出生)|过敏|我在.{1,10}(?:上班|上学|读书|念书)",
             re.I,
         ),
     ),

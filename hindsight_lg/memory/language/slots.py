@@ -40,6 +40,12 @@ _ZH_REL = (
     "好朋友|男朋友|女朋友|妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|老婆|老公|妻子|丈夫|"
     "儿子|女儿|朋友|同事|老板|经理|室友|邻居|狗|猫|孩子"
 )
+# 叫 names the word just before it: "我叫小王" is the user's name, "我妹妹叫小美"
+# the sister's, and in "我养了只柯基叫馒头" or "新来的实习生叫小刘" it names a
+# dog and an intern, not the user (who is merely in the sentence).
+_ZH_NAMED = "|".join(
+    f"(?<={who})" for who in ["我", "我的名字", "名字", *_ZH_REL.split("|")]
+)
 _V = r"(?P<v>[^,.;!?]+)"  # an English value: up to the end of the clause
 # A place may carry its region: "Portland, Oregon" is not "Portland, Maine".
 _PLACE = r"(?P<v>[^,.;!?]+(?:,\s*[A-Z][a-z]+(?: [A-Z][a-z]+)?(?=\s*(?:$|[,.;!?])))?)"
@@ -188,7 +194,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
 _ZH: list[tuple[str, re.Pattern[str]]] = [
     (a, re.compile(p))
     for a, p in [
-        ("name", rf"(?:叫|名字是){_ZV}{_ZEND}"),
+        ("name", rf"(?:{_ZH_NAMED})(?:叫|名字是){_ZV}{_ZEND}"),
         ("age", r"(?P<v>\d{1,3})岁"),
         (
             "commute",

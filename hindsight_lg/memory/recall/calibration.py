@@ -16,6 +16,14 @@ the embedder's distribution of unrelated query-to-memory similarity, mean
 script is ``mu + z * sigma``, ``z`` the normal quantile of one minus the
 false rate it accepts (:meth:`Spread.floors`).
 
+Across scripts (a Chinese question, an English memory) an embedder may score
+on another scale again: the packaged MiniLM + e5 pair meets a Chinese query
+with an English memory on e5's half alone (``embeddings/bilingual.py``). So
+the questions of each script are also measured against the statements of the
+other (the two lists are translations: a question and its own translation
+are left out), under the keys ``"cjk>latin"`` and ``"latin>cjk"``
+(:func:`floor_key`).
+
 Measuring embeds 64 short texts (about 0.1 s with MiniLM on one core). It
 happens once per model in a process, under a lock: the figures depend on
 the model only, so engines opening the same model share them.
@@ -31,7 +39,8 @@ from statistics import NormalDist, fmean, pstdev
 
 import numpy as np
 
-from hindsight_lg.embeddings.base import Embedder
+from hindsight_lg._text import has_cjk
+from hindsight_lg.embeddings.base import Embedder, embed_queries
 
 #: (question, the statement that answers it). Only the pairs that do not
 #: belong together are measured, so the topics only need to differ.
@@ -96,20 +105,57 @@ class Spread:
         return {s: round(mu + z * sd, 4) for s, (mu, sd) in self.unrelated.items()}
 
 
+def script_of(text: str) -> str:
+    """``"cjk"`` for text with Chinese characters, else ``"latin"``."""
+    return "cjk" if has_cjk(text) else "latin"
+
+
+def floor_key(query: str, memory: str | None = None) -> str:
+    """The :class:`Spread` key for ``query`` against ``memory`` (or any memory).
+
+    Example:
+        >>> floor_key("我住在哪里？"), floor_key("我住在哪里？", "I live in Leeds.")
+        ('cjk', 'cjk>latin')
+    """
+    asked = script_of(query)
+    if memory is None or script_of(memory) == asked:
+        return asked
+    return f"{asked}>{script_of(memory)}"
+
+
 def measure(embedder: Embedder) -> Spread:
     """Embed :data:`PAIRS` once and measure the unrelated pairs, per script."""
-    unrelated: dict[str, tuple[float, float]] = {}
+    questions: dict[str, np.ndarray] = {}
+    statements: dict[str, np.ndarray] = {}
     for script, pairs in PAIRS.items():
-        vectors = np.asarray(
-            embedder.embed([q for q, _ in pairs] + [s for _, s in pairs]),
-            dtype=np.float64,
-        )
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        n = len(pairs)
-        sims = vectors[:n] @ vectors[n:].T
-        off = [float(sims[i, j]) for i in range(n) for j in range(n) if i != j]
-        unrelated[script] = (round(fmean(off), 4), round(pstdev(off), 4))
+        # Questions as recall embeds them, statements as capture does.
+        questions[script] = _unit(embed_queries(embedder, [q for q, _ in pairs]))
+        statements[script] = _unit(embedder.embed([s for _, s in pairs]))
+    unrelated = {
+        script: _off_diagonal(questions[script] @ statements[script].T)
+        for script in PAIRS
+    }
+    for asked in PAIRS:
+        for told in PAIRS:
+            if asked != told:
+                sims = questions[asked] @ statements[told].T
+                unrelated[f"{asked}>{told}"] = _off_diagonal(sims)
     return Spread(embedder.model_id, unrelated)
+
+
+def _unit(vectors: object) -> np.ndarray:
+    out = np.asarray(vectors, dtype=np.float64)
+    unit: np.ndarray = out / np.maximum(
+        np.linalg.norm(out, axis=1, keepdims=True), 1e-12
+    )
+    return unit
+
+
+def _off_diagonal(sims: np.ndarray) -> tuple[float, float]:
+    """(mean, spread) of the pairs that do not belong together."""
+    n = len(sims)
+    off = [float(sims[i, j]) for i in range(n) for j in range(n) if i != j]
+    return round(fmean(off), 4), round(pstdev(off), 4)
 
 
 _MEASURED: dict[str, Spread] = {}

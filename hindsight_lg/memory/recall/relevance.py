@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from hindsight_lg._text import has_cjk, terms
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall.calibration import Spread
+from hindsight_lg.memory.recall.calibration import Spread, floor_key
 from hindsight_lg.memory.recall.result import Candidate
 from hindsight_lg.model import CONTEXT_KEY, ENTITY_PREFIX
 
@@ -66,9 +66,14 @@ class RelevanceRule:
     link: float
     unrelated: dict[str, tuple[float, float]] | None = None
 
-    def dense_floor(self, query: str) -> float:
-        """The cosine floor for the script ``query`` is written in."""
-        return self.floors["cjk" if has_cjk(query) else "latin"]
+    def dense_floor(self, query: str, memory: str | None = None) -> float:
+        """The cosine floor for ``query``'s script (against ``memory``'s, if given).
+
+        A pair of scripts that was not measured (a fixed floor) takes the
+        query's floor.
+        """
+        floors = self.floors
+        return floors.get(floor_key(query, memory), floors[floor_key(query)])
 
     def support(self, query: str, strong: set[str], c: Candidate) -> str:
         """The path by which ``c`` bears on ``query`` directly, or ``""``.
@@ -80,7 +85,7 @@ class RelevanceRule:
         count: "Where does Maya work?" shares "maya" with everything Maya
         said, and only "work" says what the question is about.
         """
-        if c.paths.get("dense", 0.0) >= self.dense_floor(query):
+        if c.paths.get("dense", 0.0) >= self.dense_floor(query, c.record.content):
             return "dense"
         if any(c.raw.get(p, 0.0) for p in ("lexical", "entity")):
             strong = strong - set(terms(" ".join(c.record.participants)))

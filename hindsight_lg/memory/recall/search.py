@@ -15,7 +15,8 @@ from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
 from hindsight_lg.backends import HOLDS_COLD, LIVE, REFRESH
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
-from hindsight_lg.embeddings.base import Embedder, Reranker
+from hindsight_lg.embeddings.base import Embedder, QueriesOf, Reranker
+from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.memory._pending import Pending
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import relevance, wake
@@ -112,6 +113,9 @@ class Searcher:
         # Runs each recall's dense search beside its other paths (or None).
         self.pool = pool
         self.embedder = embedder
+        # Concurrent recalls embed their queries in one batch (see _coalesce),
+        # as queries: e5 puts a question nearer its answer that way.
+        self.queries = CoalescingEmbedder(QueriesOf(embedder))
         self.policy = policy
         self.reranker = reranker
         self._rules: tuple[WakeRule, RelevanceRule] | None = None
@@ -216,7 +220,7 @@ class Searcher:
             kind=telemetry.EMBEDDING,
             **telemetry.embedding_attributes(self.embedder.model_id, texts),
         ):
-            vectors = self.embedder.embed(texts)
+            vectors = self.queries.embed(texts)
         vector = vectors[0]
         # A server answers the dense search over the network while this thread
         # runs the other paths' searches, which a read cache answers in process.
@@ -322,7 +326,7 @@ class Searcher:
             kind=telemetry.EMBEDDING,
             **telemetry.embedding_attributes(self.embedder.model_id, [text]),
         ):
-            vector = self.embedder.embed([text])[0]
+            vector = self.queries.embed([text])[0]
         dense = self._dense(ctx, vector)
         lexical = self._lexical(ctx, lexical_terms(text))
         return names, dense, lexical

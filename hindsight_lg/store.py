@@ -87,7 +87,7 @@ from hindsight_lg._items import (
 )
 from hindsight_lg._store_agent import calling_agent
 from hindsight_lg.backends import Where, visible_to
-from hindsight_lg.embeddings.base import embed_queries
+from hindsight_lg.embeddings import embed_queries
 from hindsight_lg.memory import PINNED_KEY, HindsightMemory
 from hindsight_lg.model import Kind, MemoryRecord, SourceKind, Status, Tier
 from hindsight_lg.tenancy import DEFAULT_TENANTS, TenantMap, labels_of, tenant_of

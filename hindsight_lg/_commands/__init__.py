@@ -59,7 +59,7 @@ def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> Non
     p.add_argument(
         "--embedder",
         default=None,
-        help="hashing, hashing-DIM, minilm, bge-m3 or a model directory "
+        help="hashing, hashing-DIM, minilm, e5, minilm+e5, bge-m3 or a model directory "
         "(default: the model the store records; for a new store, the best "
         "available)",
     )

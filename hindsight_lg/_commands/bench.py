@@ -27,7 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--data", default=DEFAULT_DATA, help="path to locomo10.json")
     p.add_argument("--budget", default="250,500,1000", help="token budgets")
-    p.add_argument("--embedder", default="minilm", help="hashing, minilm, bge-m3, path")
+    p.add_argument(
+        "--embedder",
+        default="minilm",
+        help="hashing, minilm, e5, minilm+e5, bge-m3, path",
+    )
     p.add_argument("--conversations", default="0-9", help="e.g. 0-4 or 0,3,5-9")
     p.add_argument("--questions", type=int, default=None, help="per conversation")
     p.add_argument("--turns", type=int, default=None, help="replay only the first N")

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     which.add_argument(
         "--to",
         metavar="MODEL",
-        help="hashing, hashing-DIM, minilm, bge-m3 or a model directory",
+        help="hashing, hashing-DIM, minilm, e5, minilm+e5, bge-m3 or a model directory",
     )
     which.add_argument(
         "--migrate",

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from hindsight_lg.embeddings.base import embed_queries
+from hindsight_lg.embeddings import embed_queries
 
 #: Store calls that read, and that write (the protocol's names).
 READS = frozenset(

@@ -110,12 +110,9 @@ class Searcher:
         pool: Executor | None = None,
     ) -> None:
         self.backend = backend
-        # Runs each recall's dense search beside its other paths (or None).
-        self.pool = pool
+        self.pool = pool  # runs each recall's dense search beside its other paths
         self.embedder = embedder
-        # Concurrent recalls embed their queries in one batch (see _coalesce),
-        # as queries: e5 puts a question nearer its answer that way.
-        self.queries = CoalescingEmbedder(QueriesOf(embedder))
+        self.queries = CoalescingEmbedder(QueriesOf(embedder))  # batched, as queries
         self.policy = policy
         self.reranker = reranker
         self._rules: tuple[WakeRule, RelevanceRule] | None = None

@@ -70,8 +70,9 @@ class BilingualEmbedder:
 
     def _embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        cjk = [i for i, t in enumerate(texts) if has_cjk(t)]
-        latin = [i for i, t in enumerate(texts) if not has_cjk(t)]
+        chinese = [has_cjk(t) for t in texts]
+        cjk = [i for i, c in enumerate(chinese) if c]
+        latin = [i for i, c in enumerate(chinese) if not c]
         split = self.english.dim
         if latin:
             words = [texts[i] for i in latin]

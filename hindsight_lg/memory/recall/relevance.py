@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from hindsight_lg._text import has_cjk, terms
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall.calibration import Spread, floor_key
+from hindsight_lg.memory.recall.calibration import Spread, floor_key, script_of
 from hindsight_lg.memory.recall.result import Candidate
 from hindsight_lg.model import CONTEXT_KEY, ENTITY_PREFIX
 
@@ -72,8 +72,8 @@ class RelevanceRule:
         A pair of scripts that was not measured (a fixed floor) takes the
         query's floor.
         """
-        floors = self.floors
-        return floors.get(floor_key(query, memory), floors[floor_key(query)])
+        key = floor_key(query, memory)
+        return self.floors[key] if key in self.floors else self.floors[script_of(query)]
 
     def support(self, query: str, strong: set[str], c: Candidate) -> str:
         """The path by which ``c`` bears on ``query`` directly, or ``""``.

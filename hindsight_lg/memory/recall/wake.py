@@ -39,9 +39,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hindsight_lg._text import has_cjk
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall.calibration import Spread
+from hindsight_lg.memory.recall.calibration import Spread, script_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +59,7 @@ class WakeRule:
 
     def floor(self, query: str) -> float:
         """The dense floor for ``query``'s script."""
-        return self.floors["cjk" if has_cjk(query) else "latin"]
+        return self.floors[script_of(query)]
 
 
 def rule_for(spread: Spread, policy: Policy) -> WakeRule:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -142,3 +143,26 @@ def test_the_shipped_mean_is_the_mean_of_the_centering_texts() -> None:
         check=False,
     )
     assert 0 == done.returncode, done.stdout + done.stderr
+
+
+def test_e5_reads_a_long_text_up_to_its_window_and_a_query_up_to_128_tokens() -> None:
+    """What follows a text's first 512 tokens (a query's first 128) changes nothing."""
+    e5 = E5Embedder()
+    long = "我们用Redis做缓存，周五前把PR合了。" * 80  # about 1,500 tokens
+    tail = "完全不同的内容：我下个月去海边度假，带上我的狗。" * 10
+    assert np.allclose(e5.embed([long]), e5.embed([long + tail]), atol=1e-5)
+    question = "我们组用什么做缓存？" * 40
+    asked = e5.embed_queries([question, question + tail])
+    assert np.allclose(asked[0], asked[1], atol=1e-5)
+    assert not np.allclose(
+        e5.embed(["我们用Redis做缓存"]), e5.embed(["我下个月去海边"])
+    )
+
+
+def test_a_query_does_not_wait_for_a_stored_text_being_embedded() -> None:
+    """Queries have their own engine: a capture's long embedding never holds a recall."""
+    e5 = E5Embedder()
+    e5.embed(["warm"])
+    with ThreadPoolExecutor(1) as pool, e5._locks[False]:  # a capture embeds now
+        asked = pool.submit(e5.embed_queries, ["where do I work?"])
+        assert (1, 384) == asked.result(timeout=60).shape

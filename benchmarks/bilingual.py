@@ -21,6 +21,12 @@ reported as their own rows.
 
     OMP_NUM_THREADS=2 python benchmarks/bilingual.py [--set frozen|dev|both]
         [--embedders default,minilm,e5,minilm+e5,hashing] [--show-misses]
+        [--false-rate 0.01]
+
+``--false-rate`` sets ``Policy.relevance_false_rate`` (the share of unrelated
+memories the relevance rule lets through on similarity alone; 1% by default): a
+labelled variant, trading questions that recall nothing for lines injected when
+nothing answers.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from typing import Any
 from hindsight_lg import HindsightMemory
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.embeddings import default_embedder, embedder_from_name
+from hindsight_lg.memory.policy import Policy
 
 DATA = Path(__file__).parent / "data" / "bilingual"
 DAY = 86_400.0
@@ -126,13 +133,17 @@ def ask(
         )
 
 
-def run(users: list[dict[str, Any]], embedder: Any) -> dict[str, Row]:
+def run(
+    users: list[dict[str, Any]], embedder: Any, policy: Policy | None = None
+) -> dict[str, Row]:
     """Every user in both languages; rows per language and per code-switched store."""
     rows = {k: Row() for k in ("zh", "en", "mixed→zh", "mixed→en")}
     for user in users:
         for lang in ("zh", "en"):
             clock = Clock()
-            memory = HindsightMemory(InMemoryBackend(), embedder, clock=clock)
+            memory = HindsightMemory(
+                InMemoryBackend(), embedder, clock=clock, policy=policy
+            )
             try:
                 namespace = capture_user(memory, clock, user, lang)
                 for q in user["questions"]:
@@ -161,7 +172,13 @@ def main() -> int:
     parser.add_argument("--set", default="frozen", choices=("frozen", "dev", "both"))
     parser.add_argument("--embedders", default="default")
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--false-rate", type=float, default=None)
     args = parser.parse_args()
+    policy = (
+        None
+        if args.false_rate is None
+        else Policy(relevance_false_rate=args.false_rate)
+    )
     sets = ("dev", "frozen") if args.set == "both" else (args.set,)
     print(
         "| set | embedder | questions | top 3 | found | nothing | lines | clean | lines (no answer) |"
@@ -174,7 +191,7 @@ def main() -> int:
                 "users"
             ]
             started = time.perf_counter()
-            rows = run(users, embedder)
+            rows = run(users, embedder, policy)
             took = time.perf_counter() - started
             for kind, row in rows.items():
                 cells = " | ".join(row.cells())

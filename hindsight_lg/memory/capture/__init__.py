@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hindsight_lg.memory.capture.ahead import EmbeddingMemo, plan_ahead
     from hindsight_lg.memory.capture.turns import Placement, Turn, to_turns
-    from hindsight_lg.memory.capture.vectors import embed_records
-    from hindsight_lg.memory.capture.writer import Writer, context_vectors
+    from hindsight_lg.memory.capture.vectors import context_vectors, embed_records
+    from hindsight_lg.memory.capture.writer import Writer
 
 # name -> the module that holds it, imported when the name is first read.
 _HOMES = {
@@ -27,7 +27,7 @@ _HOMES = {
     "Placement": "hindsight_lg.memory.capture.turns",
     "Turn": "hindsight_lg.memory.capture.turns",
     "Writer": "hindsight_lg.memory.capture.writer",
-    "context_vectors": "hindsight_lg.memory.capture.writer",
+    "context_vectors": "hindsight_lg.memory.capture.vectors",
     "embed_records": "hindsight_lg.memory.capture.vectors",
     "plan_ahead": "hindsight_lg.memory.capture.ahead",
     "to_turns": "hindsight_lg.memory.capture.turns",

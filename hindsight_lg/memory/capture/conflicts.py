@@ -28,9 +28,10 @@ from hindsight_lg._text import has_negation, terms
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.memory._locks import FORGET_LEASE
 from hindsight_lg.memory.capture.merges import record_merge
+from hindsight_lg.memory.capture.speakers import as_said_by, may_change, reported
 from hindsight_lg.memory.language.judge import Decision, decide
 from hindsight_lg.memory.language.lexicon import anchor_words
-from hindsight_lg.memory.language.slots import read, readings
+from hindsight_lg.memory.language.slots import Reading, read, readings
 from hindsight_lg.model import Kind, MemoryRecord, Status
 
 # (new memory, current candidates) -> one decision per candidate
@@ -74,12 +75,16 @@ def heuristic_judge(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> list[Dec
     """Slot decisions, with the legacy rule where either statement has no slot.
 
     Each statement may set several slots (one per clause, :func:`readings`);
-    every pair is judged and the strongest decision is the answer.
+    every pair is judged and the strongest decision is the answer. A first
+    person is its speaker ("I live in York" by Maya is about Maya), and a
+    statement reporting someone else's words changes nothing.
     """
-    mine = readings(new.content)
+    if reported(new.content):
+        return [Decision.IGNORE] * len(olds)
+    mine = [as_said_by(r, new) for r in readings(new.content)]
     out = []
     for old in olds:
-        theirs = readings(old.content)
+        theirs = [as_said_by(r, old) for r in readings(old.content)]
         if mine and theirs:
             out.append(_strongest([decide(a, b) for a in mine for b in theirs]))
         elif legacy_conflict(new, old):
@@ -87,6 +92,12 @@ def heuristic_judge(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> list[Dec
         else:
             out.append(Decision.IGNORE)
     return out
+
+
+def _about(record: MemoryRecord) -> Reading | None:
+    """What ``record`` is about, its first person resolved to its speaker."""
+    reading = read(record.content)
+    return None if reading is None else as_said_by(reading, record)
 
 
 def _strongest(decisions: Sequence[Decision]) -> Decision:
@@ -174,16 +185,24 @@ class Resolution:
     superseded: list[MemoryRecord] = field(default_factory=list)
     decision: Decision = Decision.IGNORE
     reinforced: MemoryRecord | None = None
-    kept_apart: set[str] = field(default_factory=set)  # ids judged ADD
+    # Never merged into: judged ADD, or said by another speaker.
+    kept_apart: set[str] = field(default_factory=set)
 
 
 def resolve(new: MemoryRecord, hits: Sequence[Hit], judge: Judge) -> Resolution:
-    """Judge ``new`` against the candidate hits (best first, ids unique)."""
+    """Judge ``new`` against the candidate hits (best first, ids unique).
+
+    Only candidates ``new``'s speaker may change are judged
+    (:func:`.speakers.may_change`), whichever judge is in use.
+    """
     olds = [h.record for h in hits if h.record.id != new.id]
+    others = {o.id for o in olds if not may_change(new, o, _about(o))}
+    olds = [o for o in olds if o.id not in others]
+    # Another speaker's memory is never merged into, however alike the words.
+    out = Resolution(kept_apart=others)
     if not olds:
-        return Resolution()
+        return out
     decisions = judge(new, olds)
-    out = Resolution()
     for old, decision in zip(olds, decisions, strict=False):
         if decision.supersedes:
             out.superseded.append(old)

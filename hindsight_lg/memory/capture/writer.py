@@ -27,6 +27,7 @@ from hindsight_lg.memory.capture.conflicts import (
 )
 from hindsight_lg.memory.capture.merges import merge_detail, thread_marker
 from hindsight_lg.memory.capture.prefetch import TenantPrefetch
+from hindsight_lg.memory.capture.replays import replayed
 from hindsight_lg.memory.capture.turns import (
     Placement,
     Turn,
@@ -417,6 +418,13 @@ class Writer:
     def _place(
         self, namespace: str, record: MemoryRecord, now: float
     ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
+        if (original := replayed(self.backend, record)) is not None:
+            detail = {"replay_of": original.id, "source_ids": record.source_ids}
+            return (
+                original,
+                [],
+                AuditEntry(namespace, original.id, "replay", now, detail),
+            )
         hits = candidates(self.backend, record, self.policy.conflict_candidates)
         found = resolve(record, hits, self.judge)
         if found.superseded:
@@ -552,32 +560,6 @@ class Writer:
                 )
             self._last_in_thread[key] = written[-1].id
         return edges
-
-
-def context_vectors(
-    embedder: Embedder, records: Sequence[MemoryRecord], weight: float
-) -> list[list[float]]:
-    """Vectors for stored records, each blended with its turn as capture does.
-
-    The turn is rebuilt from the record's content and its ``meta["context"]``
-    (the rest of the turn and, for an answer, its question) and embedded as
-    one text: close to capture's separately weighted blends, not the same.
-    Used by ``reembed``.
-    """
-    texts = [r.content for r in records]
-    turns = {
-        i: "".join(f"{p}: " for p in r.participants[:1])
-        + f"{r.content} {r.meta[CONTEXT_KEY]}"
-        for i, r in enumerate(records)
-        if weight > 0 and isinstance(r.meta.get(CONTEXT_KEY), str)
-    }
-    vectors = np.asarray(
-        embed_records(embedder, texts + list(turns.values())), dtype=np.float32
-    )
-    for j, i in enumerate(turns):
-        blended = vectors[i] + weight * vectors[len(texts) + j]
-        vectors[i] = blended / np.linalg.norm(blended)
-    return [list(map(float, v)) for v in vectors[: len(texts)]]
 
 
 def _thread_key(where: Placement) -> tuple[str, str, str, str]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from hindsight_lg.backends import CopyReport as ReembedReport
 from hindsight_lg.backends import copy_generation
 from hindsight_lg.embeddings.base import Embedder
-from hindsight_lg.memory.capture.writer import context_vectors
+from hindsight_lg.memory.capture.vectors import context_vectors
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.model import MemoryRecord
 

@@ -99,7 +99,7 @@ def _tell(memory: Any, said: Statement, namespace: str) -> set[str]:
 
 def _marked_earlier(item: Any) -> bool:
     """Whether recall shows this memory as an earlier statement of a newer one."""
-    return bool(getattr(item, "earlier", None))
+    return bool(item.earlier)
 
 
 def _first(answer: str, returned: Sequence[str]) -> bool | None:

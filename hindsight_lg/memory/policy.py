@@ -146,6 +146,15 @@ class Policy:
     turn_chars_near_many: int = 250
     # Lines repeating nearly all of an earlier line's words are dropped.
     drop_near_duplicates: bool = True
+    # Read-time order of changes of mind (recall/current.py): within the
+    # first newest_first_window directly supported memories, a speaker's
+    # later statement on the same subject (memory-to-memory cosine over the
+    # floor only newest_first_false_rate of unrelated statements reach),
+    # scoring at least newest_first_share of an earlier one, is shown above
+    # it, the earlier marked "(earlier)". 0 turns it off.
+    newest_first_window: int = 5
+    newest_first_share: float = 0.4
+    newest_first_false_rate: float = 0.05
     # Recall stops where memories score below this share of the best one
     # ("clearly irrelevant"); until then the token budget decides how many.
     stop_below: float = 0.1

@@ -27,6 +27,7 @@ from hindsight_lg.memory.language import (
     people,
     relations,
     slots,
+    speech,
     timeparse,
 )
 from hindsight_lg.memory.recall import lines
@@ -48,11 +49,16 @@ READERS: dict[str, Callable[[str], object]] = {
     "inert": _text.inert,
     "judge_texts": lambda s: judge.judge_texts(s, "I live in Paris"),
     "chatter": lines.chatter,
+    "aside": speech.aside,
     "build_probe": lambda s: build_probe(s, now=1.7e9, context=[s[:300]]),
 }
 # Runs that made readers backtrack, and their neighbours: separators,
 # hyphenated and apostrophe runs, digits, capitals, mixed scripts.
 UNITS = [
+    '"',
+    "「",
+    "Bob ",
+    "听小",
     "A-",
     "Q-",
     "a'",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.memory.capture.speakers import reported
+from hindsight_lg.memory.language.speech import reported
 from hindsight_lg.model import MemoryRecord
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindsight_lg import HindsightMemory
-from hindsight_lg.memory.capture.speakers import speaker_of
+from hindsight_lg.memory.language.speech import speaker_of
 from hindsight_lg.model import MemoryRecord
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 

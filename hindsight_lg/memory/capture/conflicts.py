@@ -28,10 +28,11 @@ from hindsight_lg._text import has_negation, terms
 from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.memory._locks import FORGET_LEASE
 from hindsight_lg.memory.capture.merges import record_merge
-from hindsight_lg.memory.capture.speakers import as_said_by, may_change, reported
+from hindsight_lg.memory.capture.speakers import as_said_by, may_change
 from hindsight_lg.memory.language.judge import Decision, decide
 from hindsight_lg.memory.language.lexicon import anchor_words
 from hindsight_lg.memory.language.slots import Reading, read, readings
+from hindsight_lg.memory.language.speech import reported
 from hindsight_lg.model import Kind, MemoryRecord, Status
 
 # (new memory, current candidates) -> one decision per candidate

@@ -13,6 +13,7 @@ from collections.abc import Collection, Sequence
 
 from hindsight_lg._text import CHARS_PER_TOKEN, inert
 from hindsight_lg.memory.policy import Policy
+from hindsight_lg.memory.recall.current import EARLIER
 from hindsight_lg.memory.recall.lines import (
     Words,
     content_words,
@@ -107,7 +108,9 @@ class _Fit:
         self.words: list[Words] = []
         self.days: set[str] = set()
 
-    def _render(self, record: MemoryRecord, full: bool) -> tuple[str, str, str]:
+    def _render(
+        self, record: MemoryRecord, full: bool, earlier: bool = False
+    ) -> tuple[str, str, str]:
         """``record``'s text, that text made inert and its line under a day's heading.
 
         The dated line (:attr:`RecalledMemory.line`) is built only for a
@@ -121,7 +124,7 @@ class _Fit:
         else:
             window = p.turn_chars
         text = line_text(record, full=full, focus=self.focus, window=window)
-        shown = inert(text)
+        shown = EARLIER + inert(text) if earlier else inert(text)
         return text, shown, headed_line(record, shown, compact=not full, dated=False)
 
     def take(self, c: Candidate, full: bool) -> None:
@@ -146,11 +149,12 @@ class _Fit:
         if least_chars(when, record, full, new_day) > self.left:
             self.cut[record.id] = "over budget"
             return
-        text, shown, undated = self._render(record, full)
+        earlier = bool(c.earlier_than)
+        text, shown, undated = self._render(record, full, earlier)
         cost = len(undated) + 1 + day_chars(when, new_day)
         if cost > self.left and full and record.summary:
             full = False
-            text, shown, undated = self._render(record, full)
+            text, shown, undated = self._render(record, full, earlier)
             cost = len(undated) + 1 + day_chars(when, new_day)
         words = content_words(text)
         if self.policy.drop_near_duplicates and near_duplicate(words, self.words):
@@ -180,6 +184,7 @@ class _Fit:
                 final_breakdown(c),
                 day,
                 undated,
+                c.earlier_than if line else "",
             )
         )
 

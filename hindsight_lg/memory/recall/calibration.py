@@ -24,6 +24,11 @@ other (the two lists are translations: a question and its own translation
 are left out), under the keys ``"cjk>latin"`` and ``"latin>cjk"``
 (:func:`floor_key`).
 
+Two statements of one script that do not belong together are measured too,
+under ``"statements:latin"`` and ``"statements:cjk"``: how close an embedder
+puts two unrelated memories, for the read-time order of changes of mind
+(:mod:`.current`).
+
 Measuring embeds 64 short texts (about 0.1 s with MiniLM on one core). It
 happens once per model in a process, under a lock: the figures depend on
 the model only, so engines opening the same model share them.
@@ -87,6 +92,10 @@ PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+#: The key prefix of statement-to-statement spreads in :attr:`Spread.unrelated`.
+STATEMENTS = "statements:"
+
+
 @dataclass(frozen=True, slots=True)
 class Spread:
     """(mu, sigma) of unrelated similarity per script, measured on one model.
@@ -135,6 +144,8 @@ def measure(embedder: Embedder) -> Spread:
         script: _off_diagonal(questions[script] @ statements[script].T)
         for script in PAIRS
     }
+    for script, said in statements.items():
+        unrelated[f"{STATEMENTS}{script}"] = _off_diagonal(said @ said.T)
     for asked in PAIRS:
         for told in PAIRS:
             if asked != told:

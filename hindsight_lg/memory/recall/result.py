@@ -150,6 +150,9 @@ class Candidate:
     # Graph activation received by association (any edge but a thread's
     # ``precedes``), per seed it spread from (memory or entity id).
     links: dict[str, float] = field(default_factory=dict)
+    # The id of a later statement by the same speaker shown above this one
+    # (recall/current.py); the prompt marks this line "(earlier)".
+    earlier_than: str = ""
 
 
 def mark_speakers(pool: Sequence[Candidate], probe: Probe) -> None:
@@ -338,7 +341,9 @@ class RecalledMemory:
     shown within another memory's line (a fragment of the same turn). The
     prompt shows ``undated`` under the heading of ``day``
     (:meth:`RecallResult.to_prompt`). ``breakdown`` says how ``score`` was
-    made (:mod:`.breakdown`).
+    made (:mod:`.breakdown`). ``earlier`` is the id of a later statement by
+    the same speaker shown above this one (:mod:`.current`): the line is
+    marked ``(earlier)``.
     """
 
     record: MemoryRecord
@@ -349,6 +354,7 @@ class RecalledMemory:
     breakdown: Breakdown | None = None
     day: str = ""
     undated: str = ""
+    earlier: str = ""
 
     @property
     def id(self) -> str:

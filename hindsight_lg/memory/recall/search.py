@@ -22,10 +22,12 @@ from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import relevance, wake
 from hindsight_lg.memory.recall.assembly import assemble
 from hindsight_lg.memory.recall.calibration import spread_of
+from hindsight_lg.memory.recall.current import newest_first
 from hindsight_lg.memory.recall.early import Early
 from hindsight_lg.memory.recall.graph import Diffusion, seed_score
 from hindsight_lg.memory.recall.hop import addressed, hop_vector, lenders
 from hindsight_lg.memory.recall.relevance import RelevanceRule, keep_relevant
+from hindsight_lg.memory.recall.rerank import rerank
 from hindsight_lg.memory.recall.result import (
     Candidate,
     Probe,
@@ -42,12 +44,7 @@ from hindsight_lg.memory.recall.result import (
     similarity_weights,
     size_k,
 )
-from hindsight_lg.memory.recall.trace import (
-    annotate_pool,
-    annotate_recall,
-    rerank_inputs,
-    rerank_outputs,
-)
+from hindsight_lg.memory.recall.trace import annotate_pool, annotate_recall
 from hindsight_lg.memory.recall.wake import WakeRule, wakes
 from hindsight_lg.memory.requests import RecallRequest
 from hindsight_lg.model import Kind, MemoryRecord, Status, entity_id
@@ -153,7 +150,8 @@ class Searcher:
         annotate_pool(pool)
         ranked = self._live(self._rank(pool, request), ctx)
         if self.reranker is not None and ranked:
-            ranked = self._rerank(request.query, ranked)
+            head = self.policy.rerank_candidates
+            ranked = rerank(self.reranker, request.query, ranked, head)
         result = self._fitted(ctx, ranked)
         if not request.explain:
             result.cut = {}
@@ -184,7 +182,12 @@ class Searcher:
         unrelated: dict[str, str] = {}
         if self.policy.relevance:
             rule = self.rules()[1]
-            ranked, unrelated = keep_relevant(rule, request.query, ranked)
+            kept, unrelated = keep_relevant(rule, request.query, ranked)
+            spare = [c for c in ranked if c.record.id in unrelated]
+            spread = spread_of(self.embedder)  # measured already, by rules()
+            ranked = newest_first(kept, self.policy, spread, spare)
+            for c in ranked:
+                unrelated.pop(c.record.id, None)  # a later statement joined
         want = None if request.k is None else size_k(request.query, request.k)
         budget, focus, many = request.budget_tokens, ctx.probe.terms, ctx.probe.many
         chosen, used, cut = assemble(
@@ -574,23 +577,6 @@ class Searcher:
             return ranked
         held = set(self.backend.live(ctx.namespace, [c.record.id for c in ranked]))  # type: ignore[attr-defined]
         return [c for c in ranked if c.record.id in held]
-
-    def _rerank(self, query: str, ranked: list[Candidate]) -> list[Candidate]:
-        head = ranked[: max(20, self.policy.rerank_candidates)]
-        assert self.reranker is not None
-        with telemetry.memory_span(
-            telemetry.RERANK,
-            kind=telemetry.RERANKER,
-            count=len(head),
-            **rerank_inputs(self.reranker.model_id, query, head),
-        ) as span:
-            scores = self.reranker.score(query, [c.record.content for c in head])
-            for c, s in zip(head, scores, strict=True):
-                c.paths["rerank"] = float(s)
-                c.score = 0.5 * c.score + 0.5 * float(s)
-            head.sort(key=lambda c: -c.score)
-            telemetry.set_attributes(span, rerank_outputs(head))
-        return head + ranked[len(head) :]
 
     def annotate(self, span: Any, result: RecallResult) -> None:
         """Recall span attributes: ids, scores, budget; OpenInference documents."""

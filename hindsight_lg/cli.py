@@ -23,6 +23,7 @@ COMMANDS = (
     "demo",
     "inspect",
     "lifecycle",
+    "rollback",
     "audit",
     "portability",
     "reembed",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from hindsight_lg.memory.durability import Spool
 from hindsight_lg.memory.engine import DEFAULT_TIMEOUT, DefaultTimeout, HindsightMemory
-from hindsight_lg.memory.lifecycle import ClusterParams, Correction
+from hindsight_lg.memory.lifecycle import ClusterParams, Correction, Rollback
 from hindsight_lg.memory.lifecycle.significance import PINNED_KEY
 from hindsight_lg.memory.lifecycle.strength import strength
 from hindsight_lg.memory.policy import Policy
@@ -77,6 +77,7 @@ __all__ = [
     "RecallResult",
     "RecalledMemory",
     "Reflection",
+    "Rollback",
     "Spool",
     "TransferStats",
     "areflect",

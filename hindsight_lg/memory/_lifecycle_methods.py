@@ -19,6 +19,8 @@ from hindsight_lg.memory.lifecycle import (
     CorrectionFactors,
     Lifecycle,
     Progress,
+    Rollback,
+    Selection,
 )
 from hindsight_lg.model import Kind, MemoryRecord, Scope, SourceKind, Tier
 
@@ -114,6 +116,48 @@ class LifecycleMethods:
         return self.lifecycle.restore(namespace, memory_id)
 
     arestore = in_thread(restore)
+
+    def rollback(
+        self,
+        namespace: str,
+        *,
+        memory_id: str | None = None,
+        thread_id: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        agent_id: str | None = None,
+        dry_run: bool = False,
+    ) -> Rollback:
+        """Undo in one step what one memory, one thread or a time span wrote.
+
+        What the selection's current memories superseded is current again;
+        the selection's memories are archived (restorable); each change is a
+        ``rollback`` audit entry. Name exactly one of ``memory_id``,
+        ``thread_id`` or a span of write times (``since``/``until``, POSIX
+        seconds, ``since`` included). With ``agent_id`` only memories that
+        agent may see are rolled back or made current again. See
+        :mod:`~hindsight_lg.memory.lifecycle.rollback`.
+
+        Returns:
+            The ids archived and made current again (``dry_run``: would be).
+
+        Raises:
+            ValueError: not exactly one selection, or ``since >= until``.
+            KeyError: ``memory_id`` names no memory of ``namespace``.
+
+        Example:
+            >>> from hindsight_lg import HindsightMemory
+            >>> memory = HindsightMemory.from_uri(":memory:", embedder="hashing")
+            >>> _ = memory.capture("I live in Paris.", namespace="u1")
+            >>> (berlin,) = memory.capture("I moved to Berlin.", namespace="u1")
+            >>> undone = memory.rollback("u1", memory_id=berlin.id)
+            >>> [r.content for r in memory.list_memories("u1")]
+            ['I live in Paris.']
+        """
+        selection = Selection(memory_id, thread_id, since, until, agent_id)
+        return self.lifecycle.rollback(namespace, selection, dry_run=dry_run)
+
+    arollback = in_thread(rollback)
 
     def correct(
         self,

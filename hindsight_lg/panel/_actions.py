@@ -3,7 +3,9 @@
 Each is one engine call (its own span and audit entries): ``correct``,
 ``delete`` (a real :meth:`~hindsight_lg.memory.engine.HindsightMemory.forget`,
 then a content-free ``forget`` audit entry),
-``restore``, ``confirm`` and ``reject`` (a reflection lesson).
+``restore``, ``confirm`` and ``reject`` (a reflection lesson), ``rollback``
+(undo the write: what it superseded is current again, it is archived); and
+:func:`rollback_thread`, everything one thread wrote.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ ACTIONS = {
     "restore": "restored",
     "confirm": "confirmed",
     "reject": "rejected",
+    "rollback": "rolled back",
 }
 
 
@@ -59,6 +62,15 @@ def run_action(
             "superseded": record_json(fix.superseded),
             "weakened": {k: list(v) for k, v in weakened.items()},
         }
+    if action == "rollback":
+        done = memory.rollback(namespace, memory_id=memory_id, agent_id=reader)
+        after = memory.get(namespace, (done.restored or [memory_id])[0])
+        return {
+            "action": action,
+            "archived": done.archived,
+            "restored": done.restored,
+            "memory": record_json(after) if after is not None else None,
+        }
     if action == "delete":
         deleted = memory.forget(namespace, [memory_id])
         # forget purges the memory's audit trail with its content; what stays is
@@ -74,3 +86,22 @@ def run_action(
         "reject": memory.reject_lesson,
     }[action]
     return {"action": action, "memory": record_json(change(namespace, memory_id))}
+
+
+def rollback_thread(
+    memory: HindsightMemory, namespace: str, thread_id: str, reader: str | None = None
+) -> dict[str, Any]:
+    """Roll back everything ``thread_id`` wrote (that ``reader`` may see).
+
+    Raises:
+        ValueError: an empty thread id.
+    """
+    if not thread_id.strip():
+        raise ValueError("name the thread to roll back")
+    done = memory.rollback(namespace, thread_id=thread_id, agent_id=reader)
+    return {
+        "action": "rollback",
+        "thread": thread_id,
+        "archived": done.archived,
+        "restored": done.restored,
+    }

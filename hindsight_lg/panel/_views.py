@@ -274,6 +274,11 @@ class MemoryView:
         return self.record.status in (Status.COLD, Status.ARCHIVED)
 
     @property
+    def rollbackable(self) -> bool:
+        """A current memory's write can be undone (``rollback``)."""
+        return self.record.status in (Status.ACTIVE, Status.COLD)
+
+    @property
     def correctable(self) -> bool:
         """Superseded memories are history: their successor is corrected instead."""
         return self.record.status not in (Status.SUPERSEDED, Status.DELETED)

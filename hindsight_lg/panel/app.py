@@ -27,7 +27,7 @@ from starlette.templating import Jinja2Templates
 from hindsight_lg.errors import ConflictError, ModelNotAvailable
 from hindsight_lg.memory import HindsightMemory, strength
 from hindsight_lg.panel import _views as views
-from hindsight_lg.panel._actions import ACTIONS, run_action
+from hindsight_lg.panel._actions import ACTIONS, rollback_thread, run_action
 from hindsight_lg.panel._security import Forbidden, Guard, GuardMiddleware, denied
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -201,6 +201,24 @@ class Panel:
         target = {"namespace": ns, "id": shown, "done": ACTIONS[action]}
         return _redirect(request, "/memory?" + urlencode(target))
 
+    async def thread_rollback(self, request: Request) -> Response:
+        """A form post: roll back what one thread wrote, then list the thread."""
+        form = await request.form()
+        if not self.guard.csrf_ok(request, str(form.get("csrf") or "")):
+            return denied(request, 403, "missing or wrong CSRF token: reload the page")
+        ns = self._namespace(request, *form.getlist("namespace"))
+        thread = str(form.get("thread") or "")
+        await run_in_threadpool(
+            rollback_thread, self.engine, ns, thread, self.guard.agent
+        )
+        target = {
+            "namespace": ns,
+            "thread": thread,
+            "status": "all",
+            "done": "rolled back",
+        }
+        return _redirect(request, "/memories?" + urlencode(target))
+
     # -- JSON API ----------------------------------------------------------
 
     async def api_session(self, request: Request) -> Response:
@@ -271,8 +289,8 @@ class Panel:
             }
         )
 
-    async def api_act(self, request: Request) -> Response:
-        action = request.path_params["action"]
+    async def _json_body(self, request: Request) -> dict[str, Any] | Response:
+        """An action's JSON object, or the refusal to send back."""
         if "application/json" not in request.headers.get("content-type", ""):
             raise ValueError("send the action as JSON (Content-Type: application/json)")
         if not self.guard.csrf_ok(request, None):
@@ -284,6 +302,25 @@ class Panel:
         body = await request.json()
         if not isinstance(body, dict):
             raise ValueError("the body must be a JSON object")
+        return body
+
+    async def api_thread_rollback(self, request: Request) -> Response:
+        """Roll back what one thread wrote: ``{"namespace", "thread"}``."""
+        body = await self._json_body(request)
+        if isinstance(body, Response):
+            return body
+        ns = self._namespace(request, body.get("namespace"))
+        thread = str(body.get("thread") or "")
+        outcome = await run_in_threadpool(
+            rollback_thread, self.engine, ns, thread, self.guard.agent
+        )
+        return JSONResponse(outcome)
+
+    async def api_act(self, request: Request) -> Response:
+        action = request.path_params["action"]
+        body = await self._json_body(request)
+        if isinstance(body, Response):
+            return body
         ns = self._namespace(request, body.get("namespace"))
         outcome = await run_in_threadpool(
             run_action,
@@ -305,12 +342,14 @@ class Panel:
             Route("/memory/delete", self.confirm_delete, methods=["GET"]),
             Route("/search", self.search),
             Route("/memory/{action:str}", self.act, methods=["POST"]),
+            Route("/thread/rollback", self.thread_rollback, methods=["POST"]),
             Route("/api/session", self.api_session),
             Route("/api/namespaces", self.api_namespaces),
             Route("/api/memories", self.api_memories),
             Route("/api/memory", self.api_memory),
             Route("/api/search", self.api_search),
             Route("/api/memory/{action:str}", self.api_act, methods=["POST"]),
+            Route("/api/thread/rollback", self.api_thread_rollback, methods=["POST"]),
         ]
         routes: list[Any] = [
             Route(r.path, _errors(r.endpoint), methods=r.methods) for r in pages

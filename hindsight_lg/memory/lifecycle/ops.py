@@ -21,6 +21,7 @@ from hindsight_lg.memory._locks import FORGET_LEASE
 from hindsight_lg.memory.capture.vectors import embed_records
 from hindsight_lg.memory.lifecycle import _journal as journal
 from hindsight_lg.memory.lifecycle import correct as correction
+from hindsight_lg.memory.lifecycle import rollback as undoing
 from hindsight_lg.memory.lifecycle import strength as lifecycle
 from hindsight_lg.memory.lifecycle.consolidate import (
     ClusterParams,
@@ -31,6 +32,7 @@ from hindsight_lg.memory.lifecycle.consolidate import (
 )
 from hindsight_lg.memory.lifecycle.correct import Correction, CorrectionFactors
 from hindsight_lg.memory.lifecycle.forgetting import forget as forget_memories
+from hindsight_lg.memory.lifecycle.rollback import Rollback, Selection
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -358,6 +360,35 @@ class Lifecycle:
     ) -> Correction:
         """Replace a memory by a person's correction; see :mod:`.correct`."""
         return correction.correct(self, namespace, memory_id, text, factors)
+
+    def rollback(
+        self, namespace: str, selection: Selection, *, dry_run: bool = False
+    ) -> Rollback:
+        """Undo what ``selection`` wrote in one audited step; see :mod:`.rollback`."""
+        check_namespace(namespace)
+        with (
+            telemetry.memory_span(
+                "hindsight.rollback", telemetry.UPDATE_MEMORY, namespace=namespace
+            ),
+            self._locked(namespace),
+            self.backend.exclusive(namespace, FORGET_LEASE),
+        ):
+            chosen = undoing.selected(self.backend, namespace, selection)
+            back = undoing.given_back(
+                self.backend, namespace, chosen, selection.agent_id
+            )
+            if dry_run:
+                live = [r.id for r in chosen if r.status is not Status.ARCHIVED]
+                return Rollback(selection, live, [r.id for r in back], dry_run=True)
+            archived, back = undoing.undo(chosen, back, self.policy)
+            if archived or back:
+                self.backend.upsert(namespace, [*archived, *back])
+                entries = undoing.audit_entries(
+                    namespace, selection, archived, back, self.clock()
+                )
+                self.backend.append_audit(namespace, entries)
+                self.backend.flush()
+            return Rollback(selection, [r.id for r in archived], [r.id for r in back])
 
     def confirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
         """Verify an experience lesson so that it joins ordinary recall."""

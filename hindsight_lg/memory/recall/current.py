@@ -40,7 +40,6 @@ from statistics import NormalDist
 
 import numpy as np
 
-from hindsight_lg.memory.language.speech import aside, speaker_of
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.calibration import STATEMENTS, Spread, script_of
 from hindsight_lg.memory.recall.result import Candidate
@@ -86,6 +85,10 @@ def _latest_over(
     c: Candidate, below: Sequence[Candidate], policy: Policy, floors: dict[str, float]
 ) -> Candidate | None:
     """The latest statement in ``below`` that should precede ``c``, if any."""
+    # Recall's modules load when a store opens; the language readers with the
+    # first recall that reads text (commands that read none never load them).
+    from hindsight_lg.memory.language.speech import aside, speaker_of
+
     if not _direct(c) or c.earlier_than or not c.record.dense:
         return None
     speaker, least = speaker_of(c.record), policy.newest_first_share * c.score

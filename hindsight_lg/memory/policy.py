@@ -155,6 +155,9 @@ class Policy:
     newest_first_window: int = 5
     newest_first_share: float = 0.4
     newest_first_false_rate: float = 0.05
+    # One later statement the relevance rule cut may join, riding on the best
+    # answer (its support "via earlier").
+    newest_first_joins: bool = True
     # Recall stops where memories score below this share of the best one
     # ("clearly irrelevant"); until then the token budget decides how many.
     stop_below: float = 0.1

@@ -54,6 +54,9 @@ def test_a_later_statement_in_other_words_rides_on_the_earlier() -> None:
     result = memory.recall("Notion?", namespace=NS, timeout=None, explain=True)
     assert [OBSIDIAN, NOTION] == [m.record.content for m in result.memories]
     assert result.memories[1].earlier == result.memories[0].id
+    no_joins = Policy(newest_first_share=0.1, newest_first_joins=False)
+    kept = told(("user", NOTION), ("user", OBSIDIAN), policy=no_joins)
+    assert [(NOTION, False)] == order(kept, "Notion?")
 
 
 def test_another_speakers_later_statement_stays_where_it_ranks() -> None:
@@ -85,3 +88,14 @@ def test_a_window_of_zero_keeps_the_ranking() -> None:
         ("user", NOTION), ("user", OBSIDIAN), policy=Policy(newest_first_window=0)
     )
     assert (NOTION, False) == order(memory, "Notion?")[0]
+
+
+def test_the_person_a_statement_is_about_may_correct_it() -> None:
+    """Tom said where Maya keeps her notes; Maya's own later word comes first."""
+    memory = told(
+        ("Tom", "Maya keeps all her notes in Notion."),
+        ("Maya", "My notes are all in Obsidian now."),
+    )
+    got = order(memory, "Does Maya keep notes in Notion?")
+    assert [("My notes are all in Obsidian now.", False)] == got[:1]
+    assert ("Maya keeps all her notes in Notion.", True) in got

@@ -155,9 +155,13 @@ class Policy:
     newest_first_window: int = 5
     newest_first_share: float = 0.4
     newest_first_false_rate: float = 0.05
-    # One later statement the relevance rule cut may join, riding on the best
-    # answer (its support "via earlier").
-    newest_first_joins: bool = True
+    # ... and each must be among the other's newest_first_neighbours nearest
+    # memories by that speaker in the recall's pool.
+    newest_first_neighbours: int = 2
+    # True: one later statement the relevance rule cut may join, riding on the
+    # best answer (its support "via earlier"). Off by default: on long chats
+    # the joined line was more often on another subject than a change of mind.
+    newest_first_joins: bool = False
     # Recall stops where memories score below this share of the best one
     # ("clearly irrelevant"); until then the token budget decides how many.
     stop_below: float = 0.1

@@ -41,20 +41,22 @@ def test_the_later_statement_comes_first_and_the_earlier_is_marked() -> None:
 
 
 def test_a_later_statement_in_other_words_rides_on_the_earlier() -> None:
-    """The later one was cut as unrelated to the question: it joins via the earlier.
+    """With joins on, a later statement cut as unrelated joins via the earlier.
 
-    (The hashing embedder scores it far below the earlier one, so the share
-    it must reach is lowered here.)
+    (Joins are off by default; the hashing embedder scores the later one far
+    below the earlier one, so the share it must reach is lowered here.)
     """
-    policy = Policy(newest_first_share=0.1)
+    policy = Policy(newest_first_share=0.1, newest_first_joins=True)
     memory = told(("user", NOTION), ("user", OBSIDIAN), policy=policy)
-    alone = Policy(newest_first_share=0.1, newest_first_window=0)
+    alone = Policy(
+        newest_first_share=0.1, newest_first_joins=True, newest_first_window=0
+    )
     before = told(("user", NOTION), ("user", OBSIDIAN), policy=alone)
     assert [(NOTION, False)] == order(before, "Notion?")
     result = memory.recall("Notion?", namespace=NS, timeout=None, explain=True)
     assert [OBSIDIAN, NOTION] == [m.record.content for m in result.memories]
     assert result.memories[1].earlier == result.memories[0].id
-    no_joins = Policy(newest_first_share=0.1, newest_first_joins=False)
+    no_joins = Policy(newest_first_share=0.1)
     kept = told(("user", NOTION), ("user", OBSIDIAN), policy=no_joins)
     assert [(NOTION, False)] == order(kept, "Notion?")
 
@@ -99,3 +101,17 @@ def test_the_person_a_statement_is_about_may_correct_it() -> None:
     got = order(memory, "Does Maya keep notes in Notion?")
     assert [("My notes are all in Obsidian now.", False)] == got[:1]
     assert ("Maya keeps all her notes in Notion.", True) in got
+
+
+def test_a_later_line_is_moved_only_beside_its_nearest_neighbours() -> None:
+    """Above the floor is not enough where the speaker said closer things before."""
+    said = [
+        ("user", NOTION),
+        ("user", "I keep all my work notes in Notion too."),
+        ("user", "All my notes for school are in Notion."),
+        ("user", "My notes app is all right."),
+    ]
+    question, vague = "notes in Notion?", "My notes app is all right."
+    floor_only = told(*said, policy=Policy(newest_first_neighbours=len(said)))
+    assert (vague, False) == order(floor_only, question)[0]
+    assert vague not in [text for text, _ in order(told(*said), question)[:2]]

@@ -110,6 +110,9 @@ class Policy:
     # asks about (memory/language/people.py): a small embedder reads a shared
     # name as most of a short text. False embeds the question whole.
     dense_without_people: bool = True
+    # ... and a question about "the user" in the first person the user speaks
+    # in ("Where does the user live?" as "Where do I live?"; 用户 as 我).
+    dense_first_person: bool = True
     feedback_docs: int = 3
     feedback_terms: int = 8
     # A hit lends its words to feedback only when it scores at least this

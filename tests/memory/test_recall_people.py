@@ -10,7 +10,7 @@ import pytest
 from hindsight_lg import HindsightMemory, Policy
 from hindsight_lg.backends import CachedBackend, Where
 from hindsight_lg.backends.memory import InMemoryBackend
-from hindsight_lg.memory.language.people import without_people
+from hindsight_lg.memory.language.people import as_the_user_says_it, without_people
 from hindsight_lg.model import Status
 from hindsight_lg.telemetry import RECALL_DENSE
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, capture_spans
@@ -161,3 +161,40 @@ def test_the_cold_search_is_skipped_where_the_read_cache_holds_no_cold_memory(
     assert (1 if cold else 0) == paths.count("dense-cold")
     assert cache.holds_cold("u") is cold
     assert cache.holds_cold("never-read") is True
+
+
+@pytest.mark.parametrize(
+    ("asked", "as_said"),
+    [
+        ("Where does the user live?", "Where do I live?"),
+        ("What is the user's job? Remind the user.", "What is my job? Remind me."),
+        ("Is the user vegetarian?", "Am I vegetarian?"),
+        ("用户住在哪里？", "我住在哪里？"),
+        ("user preferences for seats", "user preferences for seats"),
+    ],
+)
+def test_a_question_about_the_user_is_put_as_the_user_says_it(
+    asked: str, as_said: str
+) -> None:
+    """Agents ask about "the user"; memories are what the user said, in the first person."""
+    assert as_said == as_the_user_says_it(asked)
+
+
+def test_the_dense_path_asks_about_the_user_in_the_first_person(
+    clock: FrozenClock,
+) -> None:
+    """ "Where does the user live?" is as close to "I live in Berlin" as "Where do I live?"."""
+
+    def dense(policy: Policy, question: str) -> float:
+        with HindsightMemory(
+            InMemoryBackend(), HashingEmbedder(), clock=clock, policy=policy
+        ) as m:
+            m.capture("I live in Berlin.", namespace="u")
+            result = m.recall(question, namespace="u", timeout=None, explain=True)
+            assert result.explanation is not None
+            (scores,) = result.explanation.values()
+            return scores["dense"]
+
+    first = dense(Policy(), "Where do I live?")
+    assert first == pytest.approx(dense(Policy(), "Where does the user live?"))
+    assert first > dense(Policy(dense_first_person=False), "Where does the user live?")

@@ -91,3 +91,49 @@ def _joined(question: str, name: str, people: list[str]) -> bool:
         re.search(rf"\b(?:{them}){link}{n}\b|\b{n}{link}(?:{them})\b", question, re.I)
         is not None
     )
+
+
+# "the user" as an agent or a tool call says it, and what the user says of
+# themselves: "Where does the user live?" asks what "I live in Berlin" says.
+_USER = r"(?:the\s+)?user"
+_AUX_AS_I = {"does": "do", "is": "am", "has": "have", "was": "was", "did": "did"}
+_USER_SUBJECT = re.compile(
+    rf"\b(does|do|did|is|was|has|have|had|can|could|will|would|should|may|might|must)"
+    rf"\s+{_USER}\b",
+    re.IGNORECASE,
+)
+_USER_POSSESSIVE = re.compile(rf"\b{_USER}['’]s\b", re.IGNORECASE)
+# "The user lives where?", "Where the user works": the subject before a verb.
+_USER_BEFORE_VERB = re.compile(
+    r"^(\W*(?:(?!the\b)\w+\W+)?)the\s+user\b(?=\s+\w)", re.IGNORECASE
+)
+_USER_ELSEWHERE = re.compile(r"\bthe\s+user\b", re.IGNORECASE)
+_USER_ZH = re.compile(r"用户|使用者")
+
+
+def as_the_user_says_it(question: str) -> str:
+    """``question`` about "the user" put in the first person the user speaks in.
+
+    Memories hold what the user said ("I live in Berlin"); agents and tools
+    ask about "the user". A small embedder reads "the user" as part of the
+    question's meaning, so the dense path embeds the question as the user
+    would ask it. Other text is unchanged.
+
+    Example:
+        >>> as_the_user_says_it("Where does the user live?")
+        'Where do I live?'
+        >>> as_the_user_says_it("What is the user's job? Remind the user of it.")
+        'What is my job? Remind me of it.'
+        >>> as_the_user_says_it("用户住在哪里？"), as_the_user_says_it("Where do I live?")
+        ('我住在哪里？', 'Where do I live?')
+    """
+    text = _USER_ZH.sub("我", question)
+    text = _USER_POSSESSIVE.sub("my", text)
+    text = _USER_SUBJECT.sub(lambda m: f"{_aux_for_i(m.group(1))} I", text)
+    text = _USER_BEFORE_VERB.sub(lambda m: f"{m.group(1)}I", text)
+    return _USER_ELSEWHERE.sub("me", text)
+
+
+def _aux_for_i(aux: str) -> str:
+    word = _AUX_AS_I.get(aux.lower(), aux.lower())
+    return word.capitalize() if aux[:1].isupper() else word

@@ -280,12 +280,16 @@ class Searcher:
         return bool(self.backend.holds_cold(namespace))  # type: ignore[attr-defined]
 
     def _dense_text(self, probe: Probe) -> str:
-        """What the dense path embeds: the question, less the people it names."""
-        if not self.policy.dense_without_people or not probe.entities:
-            return probe.text
-        from hindsight_lg.memory.language.people import without_people  # lazily
+        """What the dense path embeds: the question as the user would ask it
+        ("the user" in the first person), less the people it names."""
+        from hindsight_lg.memory.language import people  # lazily
 
-        return without_people(probe.text, probe.entities)
+        text = probe.text
+        if self.policy.dense_first_person:
+            text = people.as_the_user_says_it(text)
+        if not self.policy.dense_without_people or not probe.entities:
+            return text
+        return people.without_people(text, probe.entities)
 
     def _beside(
         self, search: Callable[[RecallContext, Any], list[Hit]], *args: Any

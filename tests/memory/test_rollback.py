@@ -41,7 +41,8 @@ def test_a_wrong_supersede_is_undone_in_one_step(
     assert [("rollback", berlin), ("rollback", paris)] == [
         (e.op, e.memory_id) for e in trail
     ]
-    assert {"memory_id": berlin} == trail[0].detail["selection"]
+    assert {"memory_id": berlin, "to": "archived"} == trail[0].detail
+    assert {"memory_id": berlin, "to": "active"} == trail[1].detail
     recalled = memory.recall("Where do I live?", namespace=namespace, timeout=None)
     assert ["I live in Paris."] == [m.record.content for m in recalled.memories]
 

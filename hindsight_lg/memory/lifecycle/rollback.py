@@ -163,12 +163,11 @@ def audit_entries(
     back: Sequence[MemoryRecord],
     now: float,
 ) -> list[AuditEntry]:
-    """One ``rollback`` entry per changed memory: the selection, what it became."""
+    """One ``rollback`` entry per changed memory: the selection's fields, and
+    what the memory became (``to``: ``archived`` or ``active``)."""
     what = sel.describe()
 
     def entry(r: MemoryRecord, to: str) -> AuditEntry:
-        return AuditEntry(
-            namespace, r.id, "rollback", now, {"selection": what, "to": to}
-        )
+        return AuditEntry(namespace, r.id, "rollback", now, {**what, "to": to})
 
     return [entry(r, "archived") for r in archived] + [entry(r, "active") for r in back]

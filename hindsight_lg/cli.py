@@ -16,6 +16,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from hindsight_lg import __version__
+
 FAILED = 2  # exit code of every usage, input or store error
 DESCRIPTION = "The hindsight-lg command: demo, inspect, search, and maintain memory."
 
@@ -90,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
     parser = argparse.ArgumentParser(prog="hindsight-lg", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"hindsight_lg._commands.{name}").register(sub)

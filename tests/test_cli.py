@@ -572,11 +572,24 @@ def test_decay_on_a_months_old_store_warns_and_recall_still_answers(
     assert 0 == main(["decay", *store, "--dry-run"])
     dry = capsys.readouterr()
     assert "months old" in dry.err and "computed against now" in dry.err
+    assert "would go cold" in dry.err and "Run with --dry-run" not in dry.err
     assert "would go cold" in dry.out and "nothing changed" in dry.out
     assert run(capsys, *listing) == before
     assert 0 == main(["decay", *store])
     done = capsys.readouterr()
     cold = int(re.search(r"(\d+) went cold", done.out).group(1))  # type: ignore[union-attr]
-    assert cold > 0 and "months old" in done.err
+    assert cold > 0 and "months old" in done.err and "would go" not in done.err
     answer = run(capsys, "recall", "Where does Maya work?", "-n", "demo-user", *store)
     assert "Lumen Labs" in answer
+
+
+def test_version_prints_the_package_version_and_exits_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``hindsight-lg --version`` answers instead of asking for a command."""
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert 0 == done.value.code
+    assert f"hindsight-lg {version('hindsight-lg')}" == capsys.readouterr().out.strip()

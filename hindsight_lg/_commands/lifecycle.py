@@ -109,7 +109,10 @@ def cmd_decay(args: argparse.Namespace) -> int:
         stale = _stale_namespaces(memory, args.namespace)
         moved = memory.decay(args.namespace, dry_run=bool(stale) or args.dry_run)
         if stale:
-            print(_stale_warning(stale, moved, memory.clock()), file=sys.stderr)
+            print(
+                _stale_warning(stale, moved, memory.clock(), args.dry_run),
+                file=sys.stderr,
+            )
             if not args.dry_run:
                 moved = memory.decay(args.namespace)
     done = (
@@ -147,20 +150,28 @@ def _stale_namespaces(memory: Any, namespace: str | None) -> dict[str, float]:
     return ages
 
 
-def _stale_warning(stale: dict[str, float], preview: dict[str, int], now: float) -> str:
-    """What decay will do to a store nobody has written to for months."""
+def _stale_warning(
+    stale: dict[str, float], preview: dict[str, int], now: float, dry_run: bool
+) -> str:
+    """What decay will do (or, in a dry run, would do) to a store nobody has
+    written to for months."""
     names = ", ".join(f"{ns} ({age:.0f} days)" for ns, age in sorted(stale.items())[:5])
     more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
     today = datetime.fromtimestamp(now, UTC).date().isoformat()
+    would = "would " if dry_run else ""
+    advice = (
+        ""
+        if dry_run
+        else " Run with --dry-run to see the numbers without changing anything."
+    )
     return (
         f"warning: the newest memory of {names}{more} is months old. Decay is "
         f"computed against now ({today}), so the whole gap counts as disuse: "
-        f"{preview['cold']} of {preview['checked']} memories go cold, "
-        f"{preview['archived']} are archived, {preview['kept']} weak ones stay "
-        "cold because they matter. Cold memories are still recalled for a "
-        "question that bears on them directly; `hindsight-lg restore ID` brings "
-        "one back. Run with --dry-run to see the numbers without changing "
-        "anything."
+        f"{preview['cold']} of {preview['checked']} memories {would}go cold, "
+        f"{preview['archived']} {would or 'are '}archived, {preview['kept']} weak "
+        f"ones {would or ''}stay cold because they matter. Cold memories are still "
+        "recalled for a question that bears on them directly; `hindsight-lg "
+        f"restore ID` brings one back.{advice}"
     )
 
 

@@ -347,7 +347,8 @@ class HindsightStore(BaseStore):
     def _ranked(
         self, op: SearchOp, records: list[MemoryRecord]
     ) -> list[tuple[MemoryRecord, float | None]]:
-        """Indexed items by cosine similarity, then unindexed ones without a score."""
+        """Indexed items by cosine similarity (questions asked before after the
+        statements), then unindexed ones without a score."""
         indexed = [r for r in records if (item_meta(r) or {}).get("index", True)]
         ids = {r.id for r in indexed}
         scoreless = sorted((r for r in records if r.id not in ids), key=write_order)
@@ -357,8 +358,14 @@ class HindsightStore(BaseStore):
             matrix = np.asarray([r.dense for r in indexed], dtype=np.float64)
             norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
             sims = matrix @ query / np.where(norms == 0, 1.0, norms)
+            # A question asked before is no answer: it follows every statement.
             order = sorted(
-                range(len(indexed)), key=lambda i: (-sims[i], write_order(indexed[i]))
+                range(len(indexed)),
+                key=lambda i: (
+                    indexed[i].kind is Kind.QUERY,
+                    -sims[i],
+                    write_order(indexed[i]),
+                ),
             )
             scored = [(indexed[i], float(sims[i])) for i in order]
         kept = scored[op.offset : op.offset + op.limit]

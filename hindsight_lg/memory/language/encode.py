@@ -177,9 +177,27 @@ def emotion_words(text: str) -> list[str]:
     )
 
 
+# A question and nothing else: "What seat do I like?" asks, it tells no
+# preference; "I love sushi, do you?" tells one. Requests to the assistant
+# ("Can you remind me...?") are left to the other rules.
+_QUESTION_ONLY = re.compile(
+    r"^(?:what|how|when|where|who|whom|whose|why|which|do|does|did|is|are|am|was|"
+    r"were|have|has|had|should|shall)\b[^.!?]*\?\s*$"
+    r"|^(?!你能|你可以|帮我|请|麻烦)[^。！!，,]*(?:什么|哪|谁|几|多少|怎么|为什么|是不是|有没有)"
+    r"[^。！!]*[？?]\s*$|^(?!你能|你可以|帮我|请|麻烦)[^。！!，,]*吗[？?]?\s*$",
+    re.I,
+)
+
+
 def classify(text: str) -> Kind:
-    """The kind of an event by the first rule that matches (rules are ordered)."""
+    """The kind of an event by the first rule that matches (rules are ordered).
+
+    A question and nothing else is a ``query`` (short-lived), whatever words
+    it shares with a preference or a fact, unless it states a rule.
+    """
     stripped = text.strip()
+    if _QUESTION_ONLY.search(stripped) and not _RULES[0][1].search(stripped):
+        return Kind.QUERY
     for kind, pattern in _RULES:
         if pattern.search(stripped):
             return kind

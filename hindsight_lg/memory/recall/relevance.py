@@ -21,7 +21,8 @@ diffusion or pseudo-relevance feedback from supported memories gives it
 answers share no words with the question). The second hop (:mod:`.hop`)
 vouches for nothing: it only raises memories with support of their own
 (a memory-to-memory cosine runs higher than a question's, so on a few
-memories its floor would let unrelated ones in). When no candidate has direct
+memories its floor would let unrelated ones in). Memories of questions asked before
+(kind ``query``) come after every statement kept. When no candidate has direct
 support the recall returns nothing, and :meth:`RecallResult.to_prompt` is
 empty: no block is injected. Cut memories are listed as ``"unrelated"`` in
 ``result.cut``, and ``explain`` shows each memory's support.
@@ -41,7 +42,7 @@ from hindsight_lg._text import has_cjk, terms
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.calibration import Spread, floor_key, script_of
 from hindsight_lg.memory.recall.result import Candidate
-from hindsight_lg.model import CONTEXT_KEY, ENTITY_PREFIX
+from hindsight_lg.model import CONTEXT_KEY, ENTITY_PREFIX, Kind
 
 DIRECT = ("dense", "lexical", "entity", "time")
 # A memory holding this share of the query's words bears on it lexically,
@@ -163,6 +164,9 @@ def keep_relevant(
             kept.append(c)
         else:
             cut[c.record.id] = "unrelated"
+    # A question asked before is context, not an answer: it follows every
+    # statement, however close its words are to the question asked now.
+    kept.sort(key=lambda c: c.record.kind is Kind.QUERY)
     return kept, cut
 
 

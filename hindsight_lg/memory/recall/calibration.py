@@ -108,10 +108,18 @@ class Spread:
     model_id: str
     unrelated: dict[str, tuple[float, float]]
 
+    @property
+    def asked(self) -> dict[str, tuple[float, float]]:
+        """The query-to-memory spreads (the statement-to-statement ones left out)."""
+        return {
+            k: v for k, v in self.unrelated.items() if not k.startswith(STATEMENTS)
+        }
+
     def floors(self, false_rate: float) -> dict[str, float]:
-        """Per script, the similarity only ``false_rate`` of unrelated pairs reach."""
+        """Per script, the similarity only ``false_rate`` of unrelated questions
+        and memories reach."""
         z = NormalDist().inv_cdf(1.0 - false_rate)
-        return {s: round(mu + z * sd, 4) for s, (mu, sd) in self.unrelated.items()}
+        return {s: round(mu + z * sd, 4) for s, (mu, sd) in self.asked.items()}
 
 
 def script_of(text: str) -> str:

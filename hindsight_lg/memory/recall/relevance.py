@@ -130,7 +130,7 @@ def rule_for(spread: Spread, policy: Policy) -> RelevanceRule:
         floors, unrelated = {"latin": fixed, "cjk": fixed}, None
     else:
         floors = spread.floors(policy.relevance_false_rate)
-        unrelated = spread.unrelated
+        unrelated = spread.asked
     return RelevanceRule(
         spread.model_id,
         floors,

@@ -71,7 +71,7 @@ def rule_for(spread: Spread, policy: Policy) -> WakeRule:
         fixed = float(policy.cold_wake_similarity)
         return WakeRule(spread.model_id, {"latin": fixed, "cjk": fixed})
     floors = spread.floors(policy.cold_wake_false_rate)
-    return WakeRule(spread.model_id, floors, spread.unrelated)
+    return WakeRule(spread.model_id, floors, spread.asked)
 
 
 def wakes(score: float, best: float, floor: float, share: float) -> tuple[bool, str]:

@@ -1,4 +1,4 @@
-"""``bench locomo|scale|overhead``: retrieval quality, scale and turn overhead."""
+"""``bench locomo|longchat|scale|overhead``: retrieval quality, scale, turn overhead."""
 
 from __future__ import annotations
 
@@ -15,11 +15,14 @@ if TYPE_CHECKING:
     from hindsight_lg.bench.scale import ScaleConfig
 
 DEFAULT_DATA = "../shared/data/locomo/locomo10.json"
+DEFAULT_LONGCHAT = "../shared/data/realmem"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``bench`` and its three benchmarks."""
-    bench = sub.add_parser("bench", help="benchmarks: locomo, scale, overhead")
+    bench = sub.add_parser(
+        "bench", help="benchmarks: locomo, longchat, scale, overhead"
+    )
     kinds = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
 
     p = kinds.add_parser(
@@ -41,22 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--out", default="bench-out/locomo", help="report folder")
     p.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
-    p.add_argument(
-        "--policy",
-        action="append",
-        default=[],
-        metavar="FIELD=VALUE",
-        help="set a recall Policy field for this run (repeatable; JSON values, "
-        "e.g. near_share=0.5); the report labels the run as tuned",
-    )
-    p.add_argument(
-        "--merge",
-        nargs="+",
-        default=None,
-        metavar="DIR",
-        help="report the scores.json of earlier runs instead of running",
-    )
+    _tuning(p)
     p.set_defaults(func=cmd_locomo)
+    _longchat(kinds)
 
     p = kinds.add_parser("scale", help="capture and recall at 1k/10k/100k memories")
     p.add_argument("--sizes", default="1000,10000", help="e.g. 1000,10000,100000")
@@ -90,6 +80,45 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = kinds.add_parser("overhead", help="latency memory adds to a LangGraph turn")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options for the script")
     p.set_defaults(func=cmd_overhead)
+
+
+def _tuning(p: argparse.ArgumentParser) -> None:
+    """``--policy`` and ``--merge``, shared by the retrieval benches."""
+    p.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set a recall Policy field for this run (repeatable; JSON values, "
+        "e.g. near_share=0.5); the report labels the run as tuned",
+    )
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="DIR",
+        help="report the scores of earlier runs (their --out) instead of running",
+    )
+
+
+def _longchat(kinds: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = kinds.add_parser(
+        "longchat",
+        help="long chats (RealMem): causal recall against hybrid baselines",
+    )
+    p.add_argument(
+        "--data",
+        default=DEFAULT_LONGCHAT,
+        help="a folder of <Persona>_dialogues_256k.json files, or one file",
+    )
+    p.add_argument("--personas", default=None, help="e.g. Oliver_Smith,Pak_Budi")
+    p.add_argument("--sessions", type=int, default=None, help="first N per persona")
+    p.add_argument("--budget", type=int, default=500, help="token budget")
+    p.add_argument("--embedder", default="minilm", help="hashing, minilm, e5, path")
+    p.add_argument("--out", default="bench-out/longchat", help="report folder")
+    p.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
+    _tuning(p)
+    p.set_defaults(func=cmd_longchat)
 
 
 def _ints(spec: str) -> tuple[int, ...]:
@@ -146,6 +175,47 @@ def cmd_locomo(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: {exc}") from None
     report = write_report(cfg, run, _command_line())
     print(headline(cfg, run))
+    print(f"\nreport: {report}")
+    return 0
+
+
+def cmd_longchat(args: argparse.Namespace) -> int:
+    """Run the long-chat bench, write the report after each chat, print the tables."""
+    from hindsight_lg.bench.longchat_report import headline, write_report
+    from hindsight_lg.bench.longchat_run import (
+        LongChatConfig,
+        load_scores,
+        run_longchat,
+    )
+    from hindsight_lg.bench.runner import stderr_progress, tuned_policy
+
+    for name in ("budget", "sessions"):
+        if getattr(args, name) is not None and getattr(args, name) <= 0:
+            raise SystemExit(f"error: --{name} takes a positive integer")
+    personas = [p.strip() for p in (args.personas or "").split(",") if p.strip()]
+    cfg = LongChatConfig(
+        data=Path(args.data),
+        personas=tuple(personas) or None,
+        sessions=args.sessions,
+        budget=args.budget,
+        embedder=args.embedder,
+        out=Path(args.out),
+        cache=not args.no_cache,
+        policy=_policy_fields(args.policy),
+    )
+    command = _command_line()
+    try:
+        tuned_policy(cfg.policy)  # a misspelt field fails before the replay
+        if args.merge:
+            run = load_scores([Path(d) for d in args.merge])
+        else:
+            run = run_longchat(
+                cfg, stderr_progress(), lambda r: write_report(cfg, r, command)
+            )
+    except (FileNotFoundError, ValueError) as exc:
+        raise SystemExit(f"error: {exc}") from None
+    report = write_report(cfg, run, command)
+    print(headline(run))
     print(f"\nreport: {report}")
     return 0
 

@@ -111,15 +111,30 @@ class Spread:
     @property
     def asked(self) -> dict[str, tuple[float, float]]:
         """The query-to-memory spreads (the statement-to-statement ones left out)."""
-        return {
-            k: v for k, v in self.unrelated.items() if not k.startswith(STATEMENTS)
-        }
+        return {k: v for k, v in self.unrelated.items() if not k.startswith(STATEMENTS)}
 
     def floors(self, false_rate: float) -> dict[str, float]:
         """Per script, the similarity only ``false_rate`` of unrelated questions
         and memories reach."""
-        z = NormalDist().inv_cdf(1.0 - false_rate)
-        return {s: round(mu + z * sd, 4) for s, (mu, sd) in self.asked.items()}
+        return _floors(self.asked, false_rate)
+
+    def statement_floors(self, false_rate: float) -> dict[str, float]:
+        """Per script, the similarity only ``false_rate`` of unrelated pairs of
+        statements reach (keys without the ``statements:`` prefix)."""
+        said = {
+            k.removeprefix(STATEMENTS): v
+            for k, v in self.unrelated.items()
+            if k.startswith(STATEMENTS)
+        }
+        return _floors(said, false_rate)
+
+
+def _floors(
+    spreads: dict[str, tuple[float, float]], false_rate: float
+) -> dict[str, float]:
+    """``mu + z * sigma`` of each spread, ``z`` the quantile of ``1 - false_rate``."""
+    z = NormalDist().inv_cdf(1.0 - false_rate)
+    return {s: round(mu + z * sd, 4) for s, (mu, sd) in spreads.items()}
 
 
 def script_of(text: str) -> str:

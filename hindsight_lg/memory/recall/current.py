@@ -45,12 +45,11 @@ search, no model call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from statistics import NormalDist
 
 import numpy as np
 
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall.calibration import STATEMENTS, Spread, script_of
+from hindsight_lg.memory.recall.calibration import Spread, script_of
 from hindsight_lg.memory.recall.result import Candidate
 from hindsight_lg.model import MemoryRecord
 
@@ -71,7 +70,7 @@ def newest_first(
     ``earlier_than`` on each candidate that a later one now precedes.
     """
     out = list(kept)
-    floors = _floors(spread, policy.newest_first_false_rate)
+    floors = spread.statement_floors(policy.newest_first_false_rate)
     window = min(policy.newest_first_window, len(out))
     if not floors or window < 1:
         return out
@@ -206,16 +205,6 @@ def _about(record: MemoryRecord, person: str) -> bool:
         return False
     named = {e.casefold() for e in record.entities}
     return person in named or person in record.content.casefold()
-
-
-def _floors(spread: Spread, false_rate: float) -> dict[str, float]:
-    """Per script, the cosine only ``false_rate`` of unrelated statements reach."""
-    z = NormalDist().inv_cdf(1.0 - false_rate)
-    return {
-        key.removeprefix(STATEMENTS): mu + z * sd
-        for key, (mu, sd) in spread.unrelated.items()
-        if key.startswith(STATEMENTS)
-    }
 
 
 def _direct(c: Candidate) -> bool:

@@ -54,7 +54,7 @@ import hindsight_lg.memory.capture.writer as writer_module
 from benchmarks import _chat_text
 from hindsight_lg import HindsightMemory
 from hindsight_lg._text import split_events
-from hindsight_lg.backends import with_read_cache
+from hindsight_lg.backends import ForwardingBackend, with_read_cache
 from hindsight_lg.backends.milvus import MilvusBackend
 from hindsight_lg.embeddings import Embedder, embedder_from_name
 from hindsight_lg.embeddings.base import Vectors
@@ -101,26 +101,26 @@ class TimedEmbedder:
             return self.inner.embed(texts)
 
 
-class TimedBackend:
-    """Forwards to the store; candidate lookups and writes go on the clock."""
+class TimedBackend(ForwardingBackend):
+    """Forwards to the store; candidate lookups and writes go on the clock.
+
+    A :class:`ForwardingBackend`, so the optional features of the store below
+    (the read cache's local search, its live check) stay visible to the
+    engine's ``isinstance`` checks.
+    """
 
     def __init__(self, inner: Any, clock: Clock) -> None:
-        self._inner, self._clock = inner, clock
+        super().__init__(inner)
+        self._clock = clock
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._inner, name)
+    def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         stage = "lookup" if name in LOOKUPS else "write" if name in WRITES else None
-        if stage is None or not callable(attr):
-            return attr
-        clock = self._clock
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            if name in SEARCHES:
-                clock.calls["search"] += 1
-            with clock.stage(stage):
-                return attr(*args, **kwargs)
-
-        return timed
+        if stage is None:
+            return super()._forward(name, *args, **kwargs)
+        if name in SEARCHES:
+            self._clock.calls["search"] += 1
+        with self._clock.stage(stage):
+            return super()._forward(name, *args, **kwargs)
 
 
 @contextmanager

@@ -126,21 +126,57 @@ def clip_middle(text: str, max_chars: int) -> tuple[str, int]:
 # "also" and "还有" open a new event only after a clause break: "I also enjoy
 # espresso" and "我还有一只猫" are one statement each, and splitting them would
 # store "enjoy espresso" without its speaker.
+# A Latin sentence end needs the space after it ("3.5 kg", "www.x.org" and
+# "8:00-13:00)." are not sentences), may close a quote or bracket first, and
+# is not a title's abbreviation ("Dr. Feldman"); a Chinese one needs no space.
 # A leading space run is read only from its first space and whole (``*+``):
 # every space of a long run would otherwise rescan the run (quadratic).
+_NOT_AFTER = "".join(
+    rf"(?<!\b{a}\.)" for a in ("Dr", "Mr", "Mrs", "Ms", "St", "vs", "Prof", "Jr", "Sr")
+)
 _SPLIT_RE = re.compile(
-    r"(?<=[.!?。！？；;])\s*+"
+    r"(?<=[。！？；])\s*+"
+    rf"|(?:(?<=[.!?;])|(?<=[.!?;][\"'”’)\]*])){_NOT_AFTER}\s++"
     r"|(?:^|[，,；;]\s*+)(?:另外|此外|还有|顺便|对了)[，,]?\s*+"
     r"|(?<!\s)\s*+[,;]\s*+\b(?:also|besides)\b[,]?\s*+"
     r"|(?<!\s)\s*+[,;]?\s*+\b(?:by the way|btw|and also|oh and)\b[,]?\s*+",
     re.IGNORECASE,
 )
+# A line break before a list item or a heading, or between paragraphs, ends
+# an event: a long markdown reply is a list of points, and "Steps:\n1. Install
+# R" is two of them. A line break inside a sentence (wrapped text) does not.
+_BLOCK_RE = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+•]|\d{1,3}[.)]|#{1,6})\s)")
+# A list item's own number ("1.", "b)"), cut off by the sentence rule.
+_ITEM_NUMBER = re.compile(r"(?:\d{1,3}|[a-z])[.)]", re.IGNORECASE)
 
 
 def split_events(text: str) -> list[str]:
-    """Split a turn into candidate events at sentence ends and discourse markers."""
-    parts = [p.strip(" ，,、") for p in _SPLIT_RE.split(text) if p]
-    return [p for p in parts if p and re.search(r"\w", p)]
+    """Split a turn into candidate events at sentence ends and discourse markers.
+
+    Example:
+        >>> split_events("Steps:\\n1. Install R (3.5 GB). 2. Open it.")
+        ['Steps:', '1. Install R (3.5 GB).', '2. Open it.']
+    """
+    parts = [
+        p.strip(" ，,、")
+        for block in _BLOCK_RE.split(text)
+        for p in _SPLIT_RE.split(block)
+        if p
+    ]
+    return _numbers_forward([p for p in parts if p and re.search(r"\w", p)])
+
+
+def _numbers_forward(parts: list[str]) -> list[str]:
+    """Each list number joined to the item it opens (dropped when nothing follows)."""
+    out: list[str] = []
+    number = ""
+    for part in parts:
+        if _ITEM_NUMBER.fullmatch(part):
+            number += part + " "
+        else:
+            out.append(number + part)
+            number = ""
+    return out
 
 
 _PART_RE = re.compile(r"(?<=[.!?;。！？；])\s+")

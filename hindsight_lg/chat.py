@@ -11,6 +11,7 @@ need. This one subclasses :class:`FakeMessagesListChatModel` and accepts tools.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -102,20 +103,43 @@ class FakeToolChatModel(FakeMessagesListChatModel):
         return "hindsight-fake-tool-chat-model"
 
 
+# A memory line's text after its annotations, when the assistant said it: the
+# speaker capture gives an assistant's reply, after a status such as "(cold)".
+_ASSISTANT_SAID = re.compile(r"^(?:\([a-z]+\) )?assistant:")
+
+
+def _quoted(line: str) -> str | None:
+    """What the echo says of one memory line (``None``: leave it out).
+
+    The assistant's own earlier replies are left out: offline they are
+    themselves quotes of memories ("From memory: ..."), kept when the user
+    asked to remember or a tool reported, and quoting them repeats memories
+    inside memories. Other agent-inferred lines are notes a memory tool saved
+    on the user's request; they are quoted, marked, or an offline agent looks
+    as if it forgot what its tool saved.
+    """
+    head, _, text = line.partition("] ")
+    if not text or _ASSISTANT_SAID.match(text):
+        return None
+    return f"{text} (agent-inferred)" if "agent-inferred" in head else text
+
+
 def echo_memories(messages: list[BaseMessage]) -> AIMessage:
     """A reply function for :class:`FakeToolChatModel`: quote the memory lines.
 
     It answers with the recalled-memory lines of the system prompt (the part
-    after the id annotation; what the assistant itself said is left out), so
-    offline demos and tests show what reached the model.
+    after the annotations), so offline demos and tests show what reached the
+    model. Agent-inferred lines (what a memory tool saved) are marked
+    "(agent-inferred)"; what the assistant itself said is left out.
     """
-    lines = [
-        line.split("] ", 1)[-1]
+    quoted = (
+        _quoted(line)
         for m in messages
         if m.type == "system"
         for line in str(m.content).splitlines()
-        if line.startswith("- [") and "agent-inferred" not in line
-    ]
+        if line.startswith("- [")
+    )
+    lines = [q for q in quoted if q]
     if not lines:
         return AIMessage("I don't have anything on that yet; noted.")
     return AIMessage("From memory: " + " | ".join(lines[:3]))

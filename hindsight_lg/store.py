@@ -44,13 +44,14 @@ put there and what the engine captured; every item says which in
 one side with ``filter={"$origin": "app"}`` or ``{"$origin": "captured"}``
 (see :data:`ORIGIN`), combinable with value filters. Without it a search
 returns both, as LangMem and the server templates expect.
+
+This module reads; how a put becomes a record is :mod:`hindsight_lg._store_write`,
+and the TTL's expiry, refresh and sweep are :mod:`hindsight_lg._store_ttl`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -69,13 +70,10 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
 )
-from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from hindsight_lg._items import (
-    META,
     ORIGIN,
     Origin,
-    WriteSequence,
     item_id,
     item_meta,
     matches,
@@ -86,10 +84,12 @@ from hindsight_lg._items import (
     write_order,
 )
 from hindsight_lg._store_agent import calling_agent
+from hindsight_lg._store_ttl import ALL, expires_at, refresh, sweep
+from hindsight_lg._store_write import ACTIVE, ItemWriter
 from hindsight_lg.backends import Where, visible_to
 from hindsight_lg.embeddings import embed_queries
-from hindsight_lg.memory import PINNED_KEY, HindsightMemory
-from hindsight_lg.model import Kind, MemoryRecord, SourceKind, Status, Tier
+from hindsight_lg.memory import HindsightMemory
+from hindsight_lg.model import Kind, MemoryRecord, Status
 from hindsight_lg.tenancy import DEFAULT_TENANTS, TenantMap, labels_of, tenant_of
 
 __all__ = [
@@ -102,16 +102,10 @@ __all__ = [
     "tenant_of",
 ]
 
-_TEXT_KEYS = ("content", "text", "memory", "data")
-_ALL = 10**7
-_ACTIVE = Where(statuses=(Status.ACTIVE.value,))
-
 
 def _active(reader: str | None) -> Where:
     """Active records the reader may see (``None``: every agent's)."""
-    return (
-        _ACTIVE if reader is None else Where(statuses=_ACTIVE.statuses, reader=reader)
-    )
+    return ACTIVE if reader is None else Where(statuses=ACTIVE.statuses, reader=reader)
 
 
 class HindsightItem(SearchItem):
@@ -197,8 +191,7 @@ class HindsightStore(BaseStore):
         fields = (index or {}).get("fields")
         self.fields: list[str] | None = list(fields) if fields else None
         self.ttl_config = ttl
-        self._seq = WriteSequence()
-        self._namespace_seq: dict[tuple[str, ...], int] = {}
+        self._writer = ItemWriter(memory, tenants, self.kind, self.fields)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run get / search / list-namespaces operations, then the puts.
@@ -220,7 +213,7 @@ class HindsightStore(BaseStore):
             for put in puts.values():
                 self._refuse_hidden(put, reader)
         for put in puts.values():
-            self._put(put, reader)
+            self._writer.put(put, self._find(put.namespace, put.key, reader))
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -244,7 +237,7 @@ class HindsightStore(BaseStore):
             return False
         if reader is not None and not visible_to(record, reader):
             return False
-        expires = _expires_at(item_meta(record) or {})
+        expires = expires_at(item_meta(record) or {})
         return expires is None or expires > now
 
     def _labels(self, record: MemoryRecord) -> tuple[str, ...] | None:
@@ -278,13 +271,17 @@ class HindsightStore(BaseStore):
         """The live record of an item (put by the store, or a memory by its id)."""
         tenant = self.tenants.tenant(namespace)
         now = self.memory.clock()
-        for wanted in (item_id(tenant, key), *_memory_ids(key)):
-            rows = self.memory.get_many(tenant, [wanted], vectors=vectors)
-            live = [r for r in rows if self._visible(r, now, reader)]
-            if live and self._labels(live[0]) == namespace:
-                if wanted != item_id(tenant, key) and item_meta(live[0]) is not None:
+        ids = [item_id(tenant, key), *_memory_ids(key)]
+        # One read for every id the key may name: on a server each is a trip.
+        found = {r.id: r for r in self.memory.get_many(tenant, ids, vectors=vectors)}
+        for wanted in ids:
+            record = found.get(wanted)
+            if record is None or not self._visible(record, now, reader):
+                continue
+            if self._labels(record) == namespace:
+                if wanted != ids[0] and item_meta(record) is not None:
                     continue  # a store item is addressed by its key, not its id
-                return live[0]
+                return record
         return None
 
     def _refuse_hidden(self, op: PutOp, reader: str) -> None:
@@ -308,7 +305,7 @@ class HindsightStore(BaseStore):
         if record is None:
             return None
         if op.refresh_ttl:
-            self._refresh([record])
+            refresh(self.memory, [record])
         return self._item(record)
 
     def _tenants(self, prefix: tuple[str, ...]) -> list[str]:
@@ -324,7 +321,7 @@ class HindsightStore(BaseStore):
     ) -> list[MemoryRecord]:
         now, out, where = self.memory.clock(), [], _active(reader)
         for tenant in self._tenants(prefix):
-            rows = self.memory.query(tenant, where, limit=_ALL, vectors=vectors)
+            rows = self.memory.query(tenant, where, limit=ALL, vectors=vectors)
             out += [r for r in rows if self._visible(r, now, reader)]
         return out
 
@@ -341,7 +338,7 @@ class HindsightStore(BaseStore):
             records.sort(key=write_order)
             found = [(r, None) for r in records[op.offset : op.offset + op.limit]]
         if op.refresh_ttl:
-            self._refresh([r for r, _ in found])
+            refresh(self.memory, [r for r, _ in found])
         return [self._item(r, score) for r, score in found]
 
     def _ranked(
@@ -394,129 +391,9 @@ class HindsightStore(BaseStore):
         rows = self.memory.query(tenant, where)
         return any(self._visible(r, now, reader) for r in rows)
 
-    # -- writes -----------------------------------------------------------------
-
-    def _put(self, op: PutOp, reader: str | None) -> None:
-        old = self._find(op.namespace, op.key, reader)
-        if op.value is None:
-            if old is not None:
-                self.memory.forget(old.namespace, [old.id])
-            return
-        if old is not None and item_meta(old) is None:
-            # A put to a captured memory's key corrects that memory (new
-            # content, re-embedded, version bumped): one memory, not two.
-            content = self._text(dict(op.value), op.index) or self._text(op.value, None)
-            if content != old.content:
-                self.memory.update(old.namespace, old.id, content=content)
-            return
-        self._write(op, old)
-
-    def _text(self, value: Mapping[str, Any], index: Any) -> str:
-        """The text to embed, ``""`` when the item is not indexed."""
-        if index is False:
-            return ""
-        fields = list(index) if index else self.fields
-        if fields:
-            texts = [
-                t for f in fields for t in get_text_at_path(value, tokenize_path(f))
-            ]
-            return " ".join(t for t in texts if t)
-        for key in _TEXT_KEYS:
-            if isinstance(value.get(key), str) and value[key].strip():
-                return str(value[key])
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-    def _sequence(
-        self, namespace: tuple[str, ...], old: MemoryRecord | None
-    ) -> dict[str, int]:
-        if old is not None:
-            return dict(zip(("ns_seq", "seq"), write_order(old), strict=True))
-        seq = self._seq.next()
-        ns_seq = self._namespace_seq.get(namespace)
-        if ns_seq is None:
-            siblings = self.memory.query(
-                self.tenants.tenant(namespace), _ACTIVE, limit=1
-            )
-            ns_seq = write_order(siblings[0])[0] if siblings else seq
-            self._namespace_seq[namespace] = ns_seq
-        return {"ns_seq": ns_seq, "seq": seq}
-
-    def _expiry(self, ttl: float | None, now: float) -> dict[str, Any]:
-        if ttl is None:
-            return {"ttl": None, "expires_at": None}
-        return {"ttl": float(ttl), "expires_at": now + float(ttl) * 60.0}
-
-    def _write(self, op: PutOp, old: MemoryRecord | None) -> None:
-        tenant = self.tenants.tenant(op.namespace)
-        value = dict(op.value or {})
-        text = self._text(value, op.index)
-        content = text or self._text(value, None)
-        kind = Kind(value["kind"]) if value.get("kind") in set(Kind) else self.kind
-        now = self.memory.clock()
-        stored = {
-            "namespace": list(op.namespace),
-            "key": op.key,
-            "value": value,
-            "index": bool(text),
-            **self._sequence(op.namespace, old),
-            **self._expiry(op.ttl, now),
-        }
-        record = MemoryRecord(
-            namespace=tenant,
-            content=content,
-            kind=kind,
-            id=item_id(tenant, op.key),
-            tier=Tier.SEMANTIC,
-            summary=content[:120],
-            event_time=now,
-            created_at=old.created_at if old else now,
-            importance=self.memory.policy.importance(kind),
-            half_life_days=self.memory.policy.half_life(kind),
-            source_kind=SourceKind.THIRD_PARTY,
-            version=old.version + 1 if old else 1,
-            meta={META: stored, "store_updated": now, PINNED_KEY: True},
-        )
-        self.memory.put_record(record, op="store_put", detail={"key": op.key})
-
-    def _refresh(self, records: Sequence[MemoryRecord]) -> None:
-        """Push back the expiry of items that have a TTL.
-
-        At most once per tenth of an item's TTL: a refresh is a write (with
-        its audit entry), and one per read made 300 reads of an item cost
-        300 writes. An item read in the meantime thus expires at most a
-        tenth of its TTL earlier than a refresh on every read would make it.
-        """
-        now = self.memory.clock()
-        for record in records:
-            stored = item_meta(record)
-            ttl = _number(stored.get("ttl")) if stored is not None else None
-            if stored is None or ttl is None:
-                continue
-            expires = _expires_at(stored)
-            if expires is not None and expires - now >= 0.9 * ttl * 60.0:
-                continue  # refreshed recently enough
-            if not record.dense:
-                record = self.memory.get_many(
-                    record.namespace, [record.id], vectors=True
-                )[0]
-                stored = item_meta(record) or stored
-            stored.update(self._expiry(stored["ttl"], now))
-            record.version += 1
-            self.memory.put_record(record, op="store_refresh_ttl")
-
     def sweep_ttl(self) -> int:
         """Delete expired items for real; returns how many were deleted."""
-        now, deleted = self.memory.clock(), 0
-        for tenant in self.memory.namespaces():
-            expired = [
-                r.id
-                for r in self.memory.query(tenant, Where(statuses=()), limit=_ALL)
-                if (expires := _expires_at(item_meta(r) or {})) is not None
-                and expires <= now
-            ]
-            if expired:
-                deleted += self.memory.forget(tenant, expired)
-        return deleted
+        return sweep(self.memory)
 
 
 def _memory_ids(key: str) -> list[str]:
@@ -530,18 +407,6 @@ def _memory_ids(key: str) -> list[str]:
     except (ValueError, AttributeError, TypeError):
         return [key]
     return [key] if hexed == key else [key, hexed]
-
-
-def _number(value: Any) -> float | None:
-    """A finite number from stored metadata, ``None`` for anything else."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _expires_at(stored: dict[str, Any]) -> float | None:
-    """An item's expiry; a value that is no number (a damaged import) is none."""
-    return _number(stored.get("expires_at"))
 
 
 def _path_matches(space: tuple[str, ...], match_type: str, path: Sequence[str]) -> bool:

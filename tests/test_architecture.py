@@ -217,7 +217,9 @@ ENGINE_ROOMS: dict[str, frozenset[str]] = {
     "language": frozenset(),
     "requests": frozenset({"language"}),
     "durability": frozenset({"requests"}),
-    "capture": frozenset({"language", "durability", "requests", "policy", "plumbing"}),
+    # Capture stages its writes in the batches the wiring hands it
+    # (durability.batches): it imports nothing of durability.
+    "capture": frozenset({"language", "requests", "policy", "plumbing"}),
     "recall": frozenset({"language", "requests", "policy", "plumbing"}),
     "lifecycle": frozenset(
         {"capture", "recall", "language", "requests", "policy", "plumbing"}
@@ -573,8 +575,6 @@ def test_constructors_store_what_they_are_given(tmp_path: Path) -> None:
 GETATTR_CLASSES = {
     "hindsight_lg.checkpointers._base.BaseHindsightSaver": "the bridging saver is the inner "
     "LangGraph saver to its callers (setup(), conn, ...), whatever saver it is",
-    "hindsight_lg.memory._opening.OpensOnFirstUse": "the engine's parts, opened by "
-    "the first read of one (the constructor does no I/O)",
 }
 
 
@@ -676,15 +676,15 @@ def test_the_engines_parts_see_the_traced_store() -> None:
     from hindsight_lg.memory._traced import TracedBackend
 
     with HindsightMemory(InMemoryBackend(), HashingEmbedder()) as memory:
-        views = [memory._searcher.backend, memory.lifecycle.backend]
+        views = [memory._parts().searcher.backend, memory.lifecycle.backend]
         assert [] == [v for v in views if not isinstance(v, TracedBackend)]
 
 
-MAX_LINES = 600  # a backend's size; most modules stay near half of it
+MAX_LINES = 450  # most modules stay near half of it
 
 
-def test_no_module_is_longer_than_600_lines() -> None:
-    """A module that outgrows 600 lines holds two things: split it by what they are."""
+def test_no_module_is_longer_than_450_lines() -> None:
+    """A module that outgrows 450 lines holds two things: split it by what they are."""
     sizes = {m: len(p.read_text().splitlines()) for m, p in modules().items()}
     assert {} == {m: n for m, n in sorted(sizes.items()) if n > MAX_LINES}
 
@@ -720,3 +720,104 @@ def test_public_names_import() -> None:
         ("hindsight_lg.backends.milvus", "MilvusBackend"),
     ]:
         assert hasattr(importlib.import_module(path), name)
+
+
+def test_the_engine_reaches_its_parts_without_getattr() -> None:
+    """No class of the engine's defines ``__getattr__``: "go to definition"
+    follows every call from a public method to the part that does it."""
+    from hindsight_lg.memory import HindsightMemory
+
+    hooks = {"__getattr__", "__getattribute__"}
+    assert [] == [
+        cls.__qualname__
+        for cls in HindsightMemory.__mro__
+        if cls is not object and hooks & set(vars(cls))
+    ]
+
+
+# The engine's parts: each is constructed at one place in the package,
+# memory/_wiring.py, from the parts it needs.
+PARTS = (
+    "Batches",
+    "CapturePath",
+    "CaptureWorker",
+    "DrainingBackend",
+    "EngineParts",
+    "LazyWriter",
+    "Lifecycle",
+    "Placer",
+    "Pools",
+    "RecallPath",
+    "Searcher",
+    "SpooledCapture",
+    "Writer",
+)
+
+
+def construction_sites(name: str) -> list[str]:
+    """Where the package calls ``name(...)``, as ``module:line``."""
+    return [
+        f"{module}:{node.lineno}"
+        for module, path in sorted(modules().items())
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and name == getattr(node.func, "id", getattr(node.func, "attr", None))
+    ]
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_each_part_is_built_in_one_place(part: str) -> None:
+    """An engine part has one construction site, in the wiring."""
+    sites = construction_sites(part)
+    assert 1 == len(sites), sites
+    assert sites[0].startswith("hindsight_lg.memory._wiring:")
+
+
+def test_the_wiring_sets_no_collaborator_after_construction() -> None:
+    """``_wiring`` hands each part its collaborators in its constructor: it
+    assigns no attribute of an object it built (``writer.sink = ...``)."""
+    tree = ast.parse(modules()["hindsight_lg.memory._wiring"].read_text())
+    late = [
+        f"{ast.unparse(target)} (line {node.lineno})"
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Attribute)
+        and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+    ]
+    assert [] == late
+
+
+def test_capture_runs_one_way() -> None:
+    """Capture's layers import downwards only: durability (spool, worker,
+    group commit) imports neither the capture pipeline nor the engine's root,
+    and the capture pipeline imports neither durability (the wiring hands it
+    its batches) nor the engine's root."""
+    root = tuple(
+        f"hindsight_lg.memory.{name}"
+        for name in (
+            "engine",
+            "_opening",
+            "_parts",
+            "_wiring",
+            "_read",
+            "_write",
+            "_read_methods",
+            "_lifecycle_methods",
+            "_slots",
+        )
+    )
+    found = []
+    for module, path in sorted(modules().items()):
+        if module.startswith("hindsight_lg.memory.durability"):
+            banned = (*root, "hindsight_lg.memory.capture")
+        elif module.startswith("hindsight_lg.memory.capture"):
+            banned = (*root, "hindsight_lg.memory.durability")
+        else:
+            continue
+        found += [
+            f"{module} -> {target}"
+            for target, _ in imports(module, path)
+            if target.startswith(banned)
+        ]
+    assert [] == found

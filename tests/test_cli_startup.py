@@ -3,7 +3,9 @@
 Nor do they load the capture pipeline (the language tables of both languages,
 the writer and its judge), LangChain or LangGraph: what a command imports is
 read from ``sys.modules`` in a child process, so a regression shows without
-timing anything (``benchmarks/startup_floor.py`` times the starts).
+timing anything (``benchmarks/startup_floor.py`` times the starts). Commands
+that embed a query (``recall``, ``explain``) load the packaged model without
+torch, FlagEmbedding or transformers: MiniLM runs in numpy.
 """
 
 from __future__ import annotations
@@ -185,3 +187,80 @@ def test_importing_the_package_and_opening_a_store_load_no_pipeline(
 
 def _within(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+# A store of the packaged pair's vectors, then recall and explain on it: the
+# commands that embed a query. What they imported is read as above.
+_RECALL = """
+import contextlib, io, json, sys
+import numpy as np
+from hindsight_lg.backends.milvus import MilvusBackend
+from hindsight_lg.cli import main
+from hindsight_lg.embeddings import BILINGUAL_ID, embedder_from_name
+from hindsight_lg.model import MemoryRecord
+
+uri = sys.argv[1]
+embedder = embedder_from_name(BILINGUAL_ID)
+text = "Maya prefers green tea"
+backend = MilvusBackend(uri)
+backend.setup(dim=embedder.dim, model_id=embedder.model_id)
+backend.upsert("u", [MemoryRecord(
+    namespace="u", content=text, dense=embedder.embed([text])[0].tolist()
+)])
+backend.close()
+codes, out = {}, {}
+for name in ("recall", "explain"):
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        codes[name] = main([name, "what does Maya drink?", "-n", "u", "--uri", uri])
+    out[name] = printed.getvalue()
+print(json.dumps({
+    "codes": codes,
+    "found": {name: text in printed for name, printed in out.items()},
+    "engine": embedder.english.engine,
+    "loaded": sorted(m for m in ("torch", "FlagEmbedding", "transformers") if m in sys.modules),
+}))
+"""
+
+
+def test_recall_on_the_packaged_model_loads_it_without_torch(tmp_path: Path) -> None:
+    """recall and explain embed with MiniLM in numpy: torch, FlagEmbedding, transformers stay out."""
+    from hindsight_lg.embeddings import bert, minilm_path
+
+    path = minilm_path()
+    assert path is not None, "the offline-model extra is part of the dev setup"
+    # The premise: here the packaged MiniLM runs without FlagEmbedding.
+    assert bert.unfit_reason(Path(path), "mean") is None
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _RECALL, str(tmp_path / "m.db")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {
+        "codes": {"recall": 0, "explain": 0},
+        "found": {"recall": True, "explain": True},
+        "engine": "numpy",
+        "loaded": [],
+    }
+
+
+def test_the_startup_table_sets_recall_against_list() -> None:
+    """The start-up report prints recall apart, with its ratio to list on the same store."""
+    from hindsight_lg.bench.startup import Startup, startup_table
+
+    startup = Startup(import_s=0.2, commands={"list": 0.8}, python_s=0.02, recall_s=1.6)
+    assert startup.recall_over_list() == 2.0
+    assert startup.ratios() == {
+        "list": 4.0
+    }  # recall is not a command that embeds nothing
+    table = startup_table(startup)
+    assert "| `python -c pass` | 0.02 | 0.10 |" in table
+    assert (
+        "| `recall` (loads the model; 2.00x `list`, mark 2x) | 1.60 | 8.00 |" in table
+    )
+    assert Startup(import_s=0.2, recall_s=1.6).recall_over_list() is None

@@ -10,6 +10,10 @@ async apps).
 A block that is not meant to run on its own says so on its first line,
 ``# fragment: <why>``, and is skipped by that name. Blocks that fail on pages
 whose fix is pending are listed in ``PENDING`` with the reason, by name.
+
+Two checks on the pages themselves: none is longer than ``MAX_LINES`` lines
+(deep detail moves to a page of its own), and every relative link between
+them names a page and a heading it has.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from hindsight_lg import HindsightMemory
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FRAGMENT = "# fragment"
+# A docs page a user reads in ten minutes: longer ones split where a topic ends.
+MAX_LINES = 400
 
 # Blocks that fail as written, on pages whose owners fix them; each says why.
 # None today: add "docs/page.md[index]": "why" while a page waits for its fix.
@@ -41,6 +47,23 @@ PENDING: dict[str, str] = {}
 
 def _blocks(page: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+
+
+def _prose(page: Path) -> str:
+    """The page without its code blocks (a ``#`` there is a comment, not a heading)."""
+    return re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives the page's headings (a repeated one gets ``-1``, ...)."""
+    seen: dict[str, int] = {}
+    for line in _prose(page).splitlines():
+        heading = re.match(r"#{1,6} +(.*)", line)
+        if heading:
+            slug = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
+            slug = slug.replace(" ", "-")
+            seen[slug] = seen.get(slug, 0) + 1
+    return {s if n == 0 else f"{s}-{n}" for s, c in seen.items() for n in range(c)}
 
 
 def _name(page: Path, index: int) -> str:
@@ -119,6 +142,41 @@ def test_every_page_with_code_is_checked() -> None:
             first = block.lstrip().splitlines()[0] if block.strip() else ""
             if first.startswith(FRAGMENT):
                 assert first.startswith(f"{FRAGMENT}: ") and len(first) > 15, first
+
+
+def test_no_page_is_longer_than_ten_minutes_of_reading() -> None:
+    """No docs page is over MAX_LINES lines: deep detail goes to a page of its own."""
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    lengths = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in pages}
+    assert len(lengths) >= 10
+    long = {name: n for name, n in lengths.items() if n > MAX_LINES}
+    assert not long, f"over {MAX_LINES} lines, split or condense: {long}"
+
+
+def test_benchmarks_page_stays_a_summary() -> None:
+    """docs/benchmarks.md is at most 300 lines; the runs behind it go to HISTORY.md."""
+    page = ROOT / "docs" / "benchmarks.md"
+    lines = len(page.read_text(encoding="utf-8").splitlines())
+    assert lines <= 300, (
+        f"docs/benchmarks.md has {lines} lines; move detail to benchmarks/HISTORY.md"
+    )
+    assert (ROOT / "benchmarks" / "HISTORY.md").exists()
+
+
+def test_links_between_pages_resolve() -> None:
+    """Every relative link of README.md and docs/ names a file, and an anchor it has."""
+    broken = []
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", _prose(page)):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists() or (
+                anchor and dest.suffix == ".md" and anchor not in _anchors(dest)
+            ):
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, broken
 
 
 @pytest.mark.slow

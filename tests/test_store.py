@@ -245,3 +245,26 @@ def test_items_under_the_user_layout_are_recalled_by_the_nodes(
     store.put(("u1",), "other", {"content": "The user is vegan"})
     recalled = memory.recall("is the user vegetarian", namespace="u1").records
     assert [r.content for r in recalled] == ["The user is vegetarian"]
+
+
+def test_a_put_reads_the_ids_its_key_may_name_at_once() -> None:
+    """A put of a new key looks up every id it may name in one store read (on a
+    server each read is a round trip)."""
+    from hindsight_lg.backends import ForwardingBackend
+
+    class Counting(ForwardingBackend):
+        gets = 0
+
+        def _forward(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+            self.gets += name == "get"
+            return super()._forward(name, *args, **kwargs)
+
+    backend = Counting(InMemoryBackend())
+    with HindsightMemory(backend, HashingEmbedder(), cache=False) as memory:
+        store = HindsightStore(memory)
+        key = "7d4c8e1a-1f2b-4c3d-9e8f-0a1b2c3d4e5f"  # names an item and two ids
+        store.put(("memories", "u1"), "other", {"text": "I like tea"})
+        before = backend.gets
+        store.put(("memories", "u1"), key, {"text": "I like green tea"})
+        assert 1 == backend.gets - before
+        assert "I like green tea" == store.get(("memories", "u1"), key).value["text"]

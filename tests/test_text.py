@@ -73,6 +73,21 @@ def test_keep_stopwords() -> None:
             ["I also enjoy a good espresso now and then."],
         ),
         ("我还有一只猫", ["我还有一只猫"]),
+        (
+            "It costs 3.5 euros at www.shop.de now.",
+            ["It costs 3.5 euros at www.shop.de now."],
+        ),
+        (
+            "Dr. Feldman retired. Jordan took over.",
+            ["Dr. Feldman retired.", "Jordan took over."],
+        ),
+        ('She said "no." Then left.', ['She said "no."', "Then left."]),
+        (
+            "Next steps:\n1. Install R.\n2. Open RStudio (Sat 8:00 - 13:00).",
+            ["Next steps:", "1. Install R.", "2. Open RStudio (Sat 8:00 - 13:00)."],
+        ),
+        ("Intro line\n\nSecond paragraph", ["Intro line", "Second paragraph"]),
+        ("a line wrapped\nmid sentence.", ["a line wrapped\nmid sentence."]),
         ("...", []),
     ],
 )

@@ -21,7 +21,7 @@ from hindsight_lg.model import AuditEntry, EdgeType, MemoryRecord, to_datetime
 _ORIGIN_OPS = ("create", "supersede", "remember", "consolidate")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``audit`` command."""
     p = sub.add_parser(
         "audit", help="where a memory came from, what merged into or superseded it"
@@ -51,22 +51,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def resolve(memory: Any, namespace: str, memory_id: str) -> MemoryRecord:
     """The memory with this id, or with this unique id prefix (any status).
 
+    The engine's own rule (:mod:`hindsight_lg.memory.lifecycle.ids`), so a
+    command reads a listed id as ``correct``, ``restore`` and ``forget`` do.
+
     Raises:
         LookupError: no memory, or a prefix that matches several.
     """
-    record: MemoryRecord | None = memory.get(namespace, memory_id)
-    if record is not None:
-        return record
-    found: list[MemoryRecord] = [
-        r
-        for r in memory.list_memories(namespace, history=True, limit=1_000_000)
-        if r.id.startswith(memory_id)
-    ]
-    if len(found) == 1:
-        return found[0]
-    if not found:
+    full: str = memory.lifecycle.resolve_id(namespace, memory_id)
+    record: MemoryRecord | None = memory.get(namespace, full)
+    if record is None:  # forgotten between the two reads
         raise LookupError(f"no memory {memory_id!r} in namespace {namespace!r}")
-    raise LookupError(f"{memory_id!r} matches {len(found)} memories: give more of it")
+    return record
 
 
 def audit_report(memory: Any, namespace: str, memory_id: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ DEFAULT_DATA = "../shared/data/locomo/locomo10.json"
 DEFAULT_LONGCHAT = "../shared/data/realmem"
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``bench`` and its three benchmarks."""
     bench = sub.add_parser(
         "bench", help="benchmarks: locomo, longchat, scale, overhead"
@@ -101,7 +101,7 @@ def _tuning(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _longchat(kinds: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _longchat(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = kinds.add_parser(
         "longchat",
         help="long chats (RealMem): causal recall against hybrid baselines",

@@ -47,7 +47,7 @@ QUESTIONS = [
 ]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the demo command."""
     p = sub.add_parser(
         "demo", help="capture a scripted conversation, then recall from it"

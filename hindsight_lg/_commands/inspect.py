@@ -18,7 +18,7 @@ from hindsight_lg.model import to_datetime
 HISTORY = ("active", "cold", "superseded", "archived")  # every memory, not deleted
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the inspection commands."""
     p = sub.add_parser("recall", help="recall memories for a query")
     add_store_args(p)

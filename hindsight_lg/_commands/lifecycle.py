@@ -18,7 +18,7 @@ from hindsight_lg._commands import (
 from hindsight_lg.memory import ClusterParams, RecallResult
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the lifecycle commands."""
     p = sub.add_parser("explain", help="recall with per-path scores, as a tree")
     add_store_args(p)

@@ -20,7 +20,7 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WARM_AFTER_S = 10.0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the panel command."""
     p = sub.add_parser(
         "panel", help="see, correct and delete memories in a browser (local web app)"

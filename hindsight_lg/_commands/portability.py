@@ -7,7 +7,7 @@ import getpass
 import json
 import os
 import sys
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,7 +28,7 @@ def _passphrase_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--encrypt", action="store_true", help="prompt for a passphrase")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the export, import and forget commands."""
     p = sub.add_parser("export", help="write a namespace as JSON Lines")
     add_store_args(p)
@@ -110,21 +110,28 @@ def _output(path: str) -> AbstractContextManager[TextIO]:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Import an export file (validated whole before anything is written)."""
+    """Import an export file, checked whole before the store is even opened.
+
+    The docs promise a failed import writes nothing; opening the store first
+    would create it (with its spool and lock files) for a file that is not
+    an export at all, and load the embedding model before saying so.
+    """
     from hindsight_lg.memory import import_namespace
 
     secret = _passphrase(args)
-    try:
-        with (
-            open(args.file, encoding="utf-8") as fh,
-            open_memory(args, create=True) as memory,
-        ):
-            stats = import_namespace(
-                memory, fh, namespace=args.namespace, passphrase=secret
-            )
-    except (OSError, UnicodeError, ValueError, TypeError, RecursionError) as exc:
-        detail = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise CommandError(f"{args.file}: {detail}") from None
+    with ExitStack() as opened:
+
+        def store() -> Any:
+            return opened.enter_context(open_memory(args, create=True))
+
+        try:
+            with open(args.file, encoding="utf-8") as fh:
+                stats = import_namespace(
+                    store, fh, namespace=args.namespace, passphrase=secret
+                )
+        except (OSError, UnicodeError, ValueError, TypeError, RecursionError) as exc:
+            detail = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            raise CommandError(f"{args.file}: {detail}") from None
     print(json.dumps({"imported": stats.as_dict()}))
     return 0
 

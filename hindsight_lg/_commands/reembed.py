@@ -9,7 +9,7 @@ from collections.abc import Callable
 from hindsight_lg._commands import CommandError, check_uri
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the reembed command."""
     p = sub.add_parser(
         "reembed", help="re-embed every memory with another model and switch to it"

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hindsight_lg.memory import Rollback
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``rollback``."""
     p = sub.add_parser(
         "rollback",

@@ -1,7 +1,8 @@
 """Storage behind a small protocol: Milvus (Lite file or server URI) and in-memory.
 
 The storage layer knows the data model (:mod:`hindsight_lg.model`) and nothing
-above it. The engine reaches a concrete backend only through the factories
+above it. What a backend may do beyond the protocol is a small protocol each
+(:mod:`hindsight_lg.backends.optional`), re-exported here for the engine. The engine reaches a concrete backend only through the factories
 here (:func:`open_backend`, :func:`copy_generation`), which import Milvus on
 first use.
 """
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hindsight_lg.backends.base import (
+    MAX_LABEL_BYTES,
     MAX_NAMESPACE_BYTES,
     MAX_TEXT_BYTES,
     Capabilities,
@@ -24,19 +26,7 @@ from hindsight_lg.backends.base import (
     visible_to,
 )
 from hindsight_lg.backends.cached import CachedBackend
-from hindsight_lg.backends.forwarding import (
-    COMBINED_WRITES,
-    HOLDS_COLD,
-    LIVE,
-    LOCAL_DENSE,
-    REFRESH,
-    STAMPS,
-    STAMPS_PRUNE_S,
-    STORED_MODEL,
-    ForwardingBackend,
-    combines_writes,
-    stored_model,
-)
+from hindsight_lg.backends.forwarding import ForwardingBackend
 from hindsight_lg.backends.handle import (
     StoreHandle,
     open_handle,
@@ -46,6 +36,21 @@ from hindsight_lg.backends.handle import (
 )
 from hindsight_lg.backends.lexical import bm25_scores
 from hindsight_lg.backends.memory import InMemoryBackend
+from hindsight_lg.backends.optional import (
+    STAMPS_PRUNE_S,
+    CombinedWrites,
+    DenseIds,
+    HoldsCold,
+    LiteStore,
+    LiveCheck,
+    LocalDense,
+    Refresh,
+    StoredModel,
+    WriteStamps,
+    combines_writes,
+    local_dense_search,
+    stored_model,
+)
 
 if TYPE_CHECKING:
     from hindsight_lg.backends.milvus.generations import Revector
@@ -116,30 +121,34 @@ def migrate_generation(
 
 
 __all__ = [
-    "COMBINED_WRITES",
     "CachedBackend",
     "Capabilities",
+    "CombinedWrites",
     "CopyReport",
+    "DenseIds",
     "ForwardingBackend",
-    "HOLDS_COLD",
     "Hit",
+    "HoldsCold",
     "InMemoryBackend",
-    "LIVE",
-    "LOCAL_DENSE",
+    "LiteStore",
+    "LiveCheck",
+    "LocalDense",
+    "MAX_LABEL_BYTES",
     "MAX_NAMESPACE_BYTES",
     "MAX_TEXT_BYTES",
     "MemoryBackend",
-    "REFRESH",
-    "STAMPS",
+    "Refresh",
     "STAMPS_PRUNE_S",
-    "STORED_MODEL",
     "StoreHandle",
+    "StoredModel",
     "Where",
+    "WriteStamps",
     "bm25_scores",
     "check_namespace",
     "check_text",
     "combines_writes",
     "copy_generation",
+    "local_dense_search",
     "migrate_generation",
     "open_backend",
     "open_handle",

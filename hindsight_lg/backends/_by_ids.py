@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from hindsight_lg.backends._index import NamespaceIndex
 from hindsight_lg.backends.base import Hit, Where
+from hindsight_lg.backends.optional import DenseIds
 
 if TYPE_CHECKING:
     from hindsight_lg.backends.base import MemoryBackend
@@ -87,9 +88,8 @@ class SearchByIds:
         self, namespace: str, vector: Sequence[float], where: Where, limit: int
     ) -> list[Hit] | None:
         """The hits, their records from the cache; ``None``: search as before."""
-        find = getattr(self.inner, "search_dense_ids", None)
         job = self._check_of(namespace)
-        if find is None or job is None:
+        if not isinstance(self.inner, DenseIds) or job is None:
             return None
         with self._lock:
             if self._spaces.get(namespace) is None:
@@ -97,7 +97,7 @@ class SearchByIds:
                 # records are not here, and reading them by id after the
                 # search would be a second round trip.
                 return None
-        found: list[tuple[str, float]] = find(namespace, vector, where, limit=limit)
+        found = self.inner.search_dense_ids(namespace, vector, where, limit=limit)
         try:
             job.result()
         except Exception:  # the check failed: trust nothing cached

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hindsight_lg._text import terms as lexical_terms
-from hindsight_lg.backends.base import Where
+from hindsight_lg.backends.base import Where, tie_order
 from hindsight_lg.backends.lexical import idf, saturation
 from hindsight_lg.model import CONTEXT_KEY, Edge, MemoryRecord, Status
 
@@ -225,7 +225,8 @@ class NamespaceIndex:
                 for i, s in scores.items()
                 if where.matches(self.records[i])
             ]
-        hits.sort(key=lambda h: (-h[1], h[0].id))
+        # Equal scores by what the records say (tie_order), not by random ids.
+        hits.sort(key=lambda h: (-h[1], tie_order(h[0])))
         return hits[:limit]
 
     def _term_arrays(

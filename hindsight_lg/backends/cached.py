@@ -39,15 +39,16 @@ Example:
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
-from hindsight_lg.backends._by_ids import SearchByIds, done
+from hindsight_lg.backends._by_ids import SearchByIds
+from hindsight_lg.backends._current import KeptCurrent
 from hindsight_lg.backends._index import NamespaceIndex
+from hindsight_lg.backends._local_dense import LocalVectors
 from hindsight_lg.backends.base import (
     Hit,
     MemoryBackend,
@@ -55,7 +56,8 @@ from hindsight_lg.backends.base import (
     asked_vectors,
     check_namespace,
 )
-from hindsight_lg.backends.forwarding import STAMPS, STAMPS_PRUNE_S, ForwardingBackend
+from hindsight_lg.backends.forwarding import ForwardingBackend
+from hindsight_lg.backends.optional import STAMPS_PRUNE_S
 from hindsight_lg.model import Edge, EdgeType, MemoryRecord
 
 #: Default bound on the cache's estimated memory (bytes), see the module notes.
@@ -64,14 +66,9 @@ DEFAULT_MAX_BYTES = 1 << 30
 _MAX_SLACK = 0.5
 # Loads of a namespace written to meanwhile, before its reads go to the store.
 _LOAD_ATTEMPTS = 3
-# What _checked returns when a namespace must be (re)loaded or was never stamped.
-_UNKNOWN = object()
-# Recalls whose stamps check runs beside their embedding and dense search at
-# once; more concurrent recalls check on their own thread, as before.
-_PREPARERS = 8
 
 
-class CachedBackend(SearchByIds, ForwardingBackend):
+class CachedBackend(KeptCurrent, LocalVectors, SearchByIds, ForwardingBackend):
     """Serves reads from a per-namespace cache; see the module notes.
 
     Args:
@@ -209,52 +206,6 @@ class CachedBackend(SearchByIds, ForwardingBackend):
     def _too_big(self, space: NamespaceIndex) -> bool:
         return len(space.records) > self.max_records or space.nbytes() > self.max_bytes
 
-    def _fresh(self, space: NamespaceIndex | None) -> bool:
-        # An uncacheable (too large) namespace is remembered as None; it is
-        # checked again after the TTL like any other.
-        if self.ttl_s is None:
-            return True
-        if space is None:
-            return False
-        age = time.monotonic() - space.loaded_at
-        return age < (self.ttl_s if space.stamps is None else self.max_age_s)
-
-    def _checked(self, namespace: str, *, ask: bool = False) -> object:
-        """The cached ``namespace`` if the write stamps say it is current.
-
-        One small read when a check is due (``ask``: now); :data:`_UNKNOWN`
-        when the namespace is not cached, keeps no stamps, is past its
-        ``max_age_s``, or another writer wrote it (then it is dropped, so
-        the next read reloads it).
-        """
-        with self._lock:
-            space = self._spaces.get(namespace)
-            if not isinstance(space, NamespaceIndex) or space.stamps is None:
-                return _UNKNOWN
-            now = time.monotonic()
-            if now - space.loaded_at >= self.max_age_s:
-                return _UNKNOWN
-            if not ask and now - space.checked_at < self.check_s:
-                self._spaces.move_to_end(namespace)
-                return space
-        stamps = self._stamps(namespace)  # a round trip: outside the lock
-        with self._lock:
-            if self._spaces.get(namespace) is not space:
-                return _UNKNOWN  # reloaded or dropped meanwhile
-            if stamps != space.stamps:
-                del self._spaces[namespace]
-                return _UNKNOWN
-            space.checked_at = max(space.checked_at, now)
-            self._spaces.move_to_end(namespace)
-            return space
-
-    def _stamps(self, namespace: str) -> dict[str, int] | None:
-        read = getattr(self.inner, STAMPS, None)
-        if self.ttl_s is None or read is None:
-            return None
-        found: dict[str, int] | None = read(namespace)
-        return found
-
     def _load(self, namespace: str, vectors: bool = False) -> NamespaceIndex | None:
         # Stamps first: a write landing before the rows are read costs one
         # reload later, never a cache that misses it (see _stamps module).
@@ -306,97 +257,6 @@ class CachedBackend(SearchByIds, ForwardingBackend):
             else:
                 self._spaces.pop(namespace, None)
                 self._wrote(namespace)
-
-    def refresh(self, namespace: str) -> None:
-        """A recall of ``namespace`` starts on this thread: check it is current now.
-
-        Where the store keeps write stamps, one small read, and a reload if
-        another writer wrote the namespace (or it is not cached). It runs on
-        a worker thread while the recall embeds its query and searches the
-        server's dense index; the recall's first cached read waits for it.
-        The recall's later reads are then served from the cache, and its
-        :meth:`live` check needs no round trip. Nothing to do for an exact
-        cache.
-        """
-        if self.ttl_s is None:
-            return
-        namespace = check_namespace(namespace)
-        self._recall.started = (namespace, time.monotonic())
-        with self._lock:
-            pool = self._pool() if self._preparing < _PREPARERS else None
-            if pool is not None:
-                self._preparing += 1
-        if pool is None:  # every worker busy: check here
-            self._prepare(namespace)
-            self._note_check(namespace, done())
-            return
-        run = contextvars.copy_context().run  # spans and logs keep the recall's
-        job = pool.submit(run, self._prepare_beside, namespace)
-        self._recall.pending = (namespace, job)
-        self._note_check(namespace, job)  # for the recall's dense search
-
-    def _pool(self) -> ThreadPoolExecutor:
-        if self._preparers is None:
-            self._preparers = ThreadPoolExecutor(
-                _PREPARERS, thread_name_prefix="hindsight-cache"
-            )
-        return self._preparers
-
-    def _prepare(self, namespace: str) -> None:
-        """Check ``namespace`` against its stamps now; load it if it must be."""
-        if self._checked(namespace, ask=True) is _UNKNOWN:
-            self._space(namespace)
-
-    def _prepare_beside(self, namespace: str) -> None:
-        try:
-            self._prepare(namespace)
-        finally:
-            with self._lock:
-                self._preparing -= 1
-
-    def _await(self, namespace: str) -> None:
-        """Wait for this thread's recall's check of ``namespace`` (refresh)."""
-        pending: tuple[str, Future[None]] | None = getattr(
-            self._recall, "pending", None
-        )
-        if pending is None or pending[0] != namespace:
-            return
-        del self._recall.pending
-        try:
-            pending[1].result()
-        except Exception:  # the caller's own read below retries, and raises
-            return
-
-    def live(self, namespace: str, ids: Sequence[str]) -> list[str]:
-        """Of ``ids`` this cache served, those the store still holds (in order).
-
-        Exact caches (``ttl_s=None``) see every write, so nothing is read.
-        Against a server, another process may have deleted a memory this
-        cache still holds. Where the store keeps write stamps, a namespace
-        checked since this thread's recall began (:meth:`refresh`), or found
-        current by one small read of the stamps now, holds what the store
-        holds: the ids it holds are live, others are not. Otherwise one read
-        by primary key tells, and a namespace found behind is dropped so its
-        next read reloads it.
-        """
-        if self.ttl_s is None or not ids:
-            return list(ids)
-        self._await(namespace)
-        space = self._loaded(namespace)
-        if space is not None and space.stamps is not None:
-            began = self._recall.__dict__.pop("started", None)
-            current = (
-                began is not None
-                and began[0] == namespace
-                and space.checked_at >= began[1]  # checked or loaded in this recall
-            ) or self._checked(namespace, ask=True) is space
-            if current:  # it holds what the store holds
-                with self._lock:
-                    return [i for i in ids if i in space.records]
-        held = {r.id for r in self.inner.get(namespace, ids)}
-        if len(held) < len(set(ids)):
-            self.invalidate(namespace)
-        return [i for i in ids if i in held]
 
     # -- writes: store first, then cache -----------------------------------
 
@@ -452,11 +312,20 @@ class CachedBackend(SearchByIds, ForwardingBackend):
         if space is None:
             return self.inner.get(namespace, ids, vectors=vectors)
         with self._lock:
-            return [
+            found = [
                 space.records[i].replace()
                 for i in dict.fromkeys(ids)
                 if i in space.records
             ]
+        if self.ttl_s is not None and len(found) < len(set(ids)):
+            # Another process may have written it since the load (a capture
+            # on another replica a moment ago): a memory that exists is
+            # never reported missing, at one store read per miss.
+            held = {r.id for r in found}
+            found += self.inner.get(
+                namespace, [i for i in dict.fromkeys(ids) if i not in held]
+            )
+        return found
 
     def query(
         self, namespace: str, where: Where, *, limit: int = 1000, vectors: bool = False
@@ -495,70 +364,6 @@ class CachedBackend(SearchByIds, ForwardingBackend):
         return self.search_dense_local(
             namespace, vector, where, limit=limit, **asked_vectors(vectors)
         )
-
-    def search_dense_local(
-        self,
-        namespace: str,
-        vector: Sequence[float],
-        where: Where,
-        *,
-        limit: int,
-        vectors: bool = False,
-    ) -> list[Hit]:
-        """Exact cosine search over the cached vectors, without a store round trip.
-
-        Used by the write path's near-duplicate and conflict check, which runs
-        once per captured event; falls back to the store for uncached namespaces.
-        ``vectors=True`` gives each hit its kept (unit-length) row or the store's.
-        """
-        space = self._space(namespace, vectors=True)
-        if space is not None and (space.filling or not space.keep_vectors):
-            space = self._vectors(namespace, space)
-        if space is None:
-            return self.inner.search_dense(
-                namespace, vector, where, limit=limit, **asked_vectors(vectors)
-            )
-        with self._lock:
-            found = space.nearest(vector, where, limit)
-            if vectors:  # records are cached without theirs: the kept unit rows
-                return [Hit(r.replace(dense=space.vector(r.id)), s) for r, s in found]
-        return [Hit(r.replace(), score) for r, score in found]
-
-    def _vectors(self, namespace: str, space: NamespaceIndex) -> NamespaceIndex | None:
-        """``space`` with its vectors fetched, or None while that cannot be yet.
-
-        A server's cache loads tenants without vectors (dense search goes to
-        the server): a recall-only tenant costs a third less memory and its
-        load a third less time. The write path's near-duplicate check, which
-        runs per captured event, then fetches them once; where its search (or
-        the capture's prefetch) is what loads the tenant, that load reads them
-        at once, in the same query. Writes during the
-        fetch keep their own vectors (``keep_vectors`` is set first); until
-        it ends, searches go to the store.
-        """
-        with self._lock:
-            if space.filling:
-                return None
-            if space.keep_vectors:
-                return space
-            space.keep_vectors = space.filling = True
-        try:
-            rows = self.inner.query(
-                namespace, Where(statuses=()), limit=self.max_records + 1, vectors=True
-            )
-        except Exception:
-            with self._lock:
-                space.keep_vectors = space.filling = False
-            return None  # the store's own search answers, or raises
-        with self._lock:
-            space.fill_vectors(rows)
-            space.filling = False
-            if self._spaces.get(namespace) is not space:
-                return space  # reloaded meanwhile: this search may still use it
-            if self._too_big(space):
-                self._spaces[namespace] = None
-            self._evict()
-        return space
 
     def search_lexical(
         self, namespace: str, terms: Sequence[str], where: Where, *, limit: int

@@ -13,6 +13,10 @@ Two ways to extend it:
   call (a span, a drain): it receives the method's name and its arguments;
 - override a method to change that call (a cache serving reads itself).
 
+It has the optional features of :mod:`hindsight_lg.backends.optional` but
+``DenseIds`` and ``LiteStore`` (which a read cache uses and does not pass on),
+and answers each as a backend without it would where ``inner`` lacks it.
+
 ``capabilities`` is always the inner backend's, read when asked: ``setup()``
 learns what a Milvus server can do, whichever wrapper it was called through.
 
@@ -41,56 +45,19 @@ from hindsight_lg.backends.base import (
     Where,
     asked_vectors,
 )
+from hindsight_lg.backends.optional import (
+    STAMPS_PRUNE_S,
+    CombinedWrites,
+    HoldsCold,
+    LiveCheck,
+    LocalDense,
+    Refresh,
+    StoredModel,
+    WriteStamps,
+    combines_writes,
+    stored_model,
+)
 from hindsight_lg.model import AuditEntry, Edge, EdgeType, MemoryRecord
-
-#: The optional fast path of a read cache (an exact dense search of the
-#: cached vectors, no store round trip); backends without it search the store.
-LOCAL_DENSE = "search_dense_local"
-#: The optional check of a read cache whose reads may lag other processes'
-#: writes (a server's): which ids the store still holds. Backends without it
-#: are never behind, so every id they served is live.
-LIVE = "live"
-#: The optional count of other processes' writes to a namespace, by writer
-#: (``write_stamps(namespace) -> dict | None``): a server's read cache reloads
-#: a namespace when they move. ``None``, or no such method: nobody else writes.
-STAMPS = "write_stamps"
-#: Seconds after its last write that a writer's stamp rows may be deleted; a
-#: read cache must reload every namespace more often than this.
-STAMPS_PRUNE_S = 7 * 86400.0
-#: The optional "a recall of this namespace starts": a read cache that can lag
-#: checks it is current once, so the recall's later reads and its live check
-#: need no round trip. Backends without it need nothing.
-REFRESH = "refresh"
-#: The optional "may ``namespace`` hold cold memories?" of a read cache
-#: (``holds_cold(namespace) -> bool``): recall skips its dense search of cold
-#: memories where the answer is no. Backends without it: maybe.
-HOLDS_COLD = "holds_cold"
-#: The optional "writes sent at once share the store's calls"
-#: (``combined_writes() -> bool``, a Milvus server): the group commit then
-#: writes a round's tenants at once. Backends without it: one after another.
-COMBINED_WRITES = "combined_writes"
-#: The optional answer to "which embedding model made this store's vectors":
-#: ``stored_model() -> (model_id, dim) | None``, asked before ``setup()`` by an
-#: engine given no embedder. Backends without it adopt nothing.
-STORED_MODEL = "stored_model"
-
-
-def stored_model(backend: MemoryBackend) -> tuple[str, int] | None:
-    """The (model id, dim) ``backend`` records for its vectors, if it says.
-
-    ``None`` for a new store, or a backend without :data:`STORED_MODEL`.
-    """
-    read = getattr(backend, STORED_MODEL, None)
-    if read is None:
-        return None
-    model: tuple[str, int] | None = read()
-    return model
-
-
-def combines_writes(backend: MemoryBackend) -> bool:
-    """Whether ``backend`` combines writes sent at once (:data:`COMBINED_WRITES`)."""
-    ask = getattr(backend, COMBINED_WRITES, None)
-    return bool(ask()) if ask is not None else False
 
 
 class ForwardingBackend:
@@ -165,57 +132,62 @@ class ForwardingBackend:
         """Dense search from a read cache below, if any; else :meth:`search_dense`.
 
         The write path's near-duplicate check runs once per captured event and
-        takes the cache's exact scan over a store round trip.
+        takes the cache's exact scan over a store round trip (:class:`LocalDense`).
         """
-        name = LOCAL_DENSE if hasattr(self.inner, LOCAL_DENSE) else "search_dense"
+        local = isinstance(self.inner, LocalDense)
         hits: list[Hit] = self._forward(
-            name, namespace, vector, where, limit=limit, **asked_vectors(vectors)
+            "search_dense_local" if local else "search_dense",
+            namespace,
+            vector,
+            where,
+            limit=limit,
+            **asked_vectors(vectors),
         )
         return hits
 
     def stored_model(self) -> tuple[str, int] | None:
-        """The inner backend's recorded embedding model (see :func:`stored_model`)."""
-        if not hasattr(self.inner, STORED_MODEL):
+        """The inner backend's recorded embedding model (:class:`StoredModel`)."""
+        if not isinstance(self.inner, StoredModel):
             return None
-        model: tuple[str, int] | None = self._forward(STORED_MODEL)
+        model: tuple[str, int] | None = self._forward("stored_model")
         return model
 
     def combined_writes(self) -> bool:
-        """Whether the store below combines concurrent writes (:data:`COMBINED_WRITES`)."""
-        if not hasattr(self.inner, COMBINED_WRITES):
+        """Whether the store below combines concurrent writes (:class:`CombinedWrites`)."""
+        if not isinstance(self.inner, CombinedWrites):
             return False
-        found: bool = self._forward(COMBINED_WRITES)
+        found: bool = self._forward("combined_writes")
         return found
 
     def live(self, namespace: str, ids: Sequence[str]) -> list[str]:
         """Of ``ids`` a read served, those the store still holds (in order).
 
-        Asks a read cache below whose reads may lag (see :data:`LIVE`); with
+        Asks a read cache below whose reads may lag (:class:`LiveCheck`); with
         none, every id is live and nothing is read.
         """
-        if not hasattr(self.inner, LIVE):
+        if not isinstance(self.inner, LiveCheck):
             return list(ids)
-        found: list[str] = self._forward(LIVE, namespace, ids)
+        found: list[str] = self._forward("live", namespace, ids)
         return found
 
     def write_stamps(self, namespace: str) -> dict[str, int] | None:
-        """Other writers' counters for ``namespace``, if the store keeps them (:data:`STAMPS`)."""
-        if not hasattr(self.inner, STAMPS):
+        """Other writers' counters for ``namespace``, if kept (:class:`WriteStamps`)."""
+        if not isinstance(self.inner, WriteStamps):
             return None
-        found: dict[str, int] | None = self._forward(STAMPS, namespace)
+        found: dict[str, int] | None = self._forward("write_stamps", namespace)
         return found
 
     def holds_cold(self, namespace: str) -> bool:
-        """Whether ``namespace`` may hold cold memories (:data:`HOLDS_COLD`)."""
-        if not hasattr(self.inner, HOLDS_COLD):
+        """Whether ``namespace`` may hold cold memories (:class:`HoldsCold`)."""
+        if not isinstance(self.inner, HoldsCold):
             return True
-        found: bool = self._forward(HOLDS_COLD, namespace)
+        found: bool = self._forward("holds_cold", namespace)
         return found
 
     def refresh(self, namespace: str) -> None:
-        """Tell a read cache below that a recall of ``namespace`` starts (:data:`REFRESH`)."""
-        if hasattr(self.inner, REFRESH):
-            self._forward(REFRESH, namespace)
+        """Tell a read cache below that a recall of ``namespace`` starts (:class:`Refresh`)."""
+        if isinstance(self.inner, Refresh):
+            self._forward("refresh", namespace)
 
     def search_lexical(
         self, namespace: str, terms: Sequence[str], where: Where, *, limit: int
@@ -274,3 +246,6 @@ class ForwardingBackend:
 
     def close(self) -> None:
         self._forward("close")
+
+
+__all__ = ["STAMPS_PRUNE_S", "ForwardingBackend", "combines_writes", "stored_model"]

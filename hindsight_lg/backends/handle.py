@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 
 from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.backends.cached import CachedBackend
+from hindsight_lg.backends.optional import is_lite
 
 T = TypeVar("T")
 
@@ -102,7 +103,7 @@ class StoreHandle:
             return self.backend
         with self._lock:
             if self._cache is None:
-                lite = bool(getattr(self.backend, "is_lite", False))
+                lite = is_lite(self.backend)
                 self._cache = CachedBackend(self.backend, ttl_s=None if lite else 10.0)
             if max_bytes is not None:
                 self._cache.bound(max_bytes)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ class Labelled:
     user: str
     text: str
     answers: tuple[str, ...]
+    # How the question is put ("first-person", "tool-query"...); "" unlabelled.
+    phrasing: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,11 @@ class Figures:
     tokens: list[int] = field(default_factory=list)
     unanswered_lines: list[int] = field(default_factory=list)
     unanswered_tokens: list[int] = field(default_factory=list)
+
+    def extend(self, other: Figures) -> None:
+        """Add ``other``'s questions to these."""
+        for f in fields(self):
+            getattr(self, f.name).extend(getattr(other, f.name))
 
     def summary(self) -> dict[str, float]:
         """Means: precision, recall, lines and tokens per answerable question, and
@@ -87,7 +94,8 @@ def load_set(path: str | Path) -> list[User]:
             u["name"],
             tuple(u["memories"]),
             tuple(
-                Labelled(u["name"], q["q"], tuple(q["answers"])) for q in u["questions"]
+                Labelled(u["name"], q["q"], tuple(q["answers"]), q.get("phrasing", ""))
+                for q in u["questions"]
             ),
         )
         for u in data["users"]
@@ -103,7 +111,21 @@ def evaluate(
     users: Sequence[User], memory: Any, recall: Callable[..., Any] | None = None
 ) -> Figures:
     """Capture every user into ``memory`` and score each question's recall."""
-    figures = Figures()
+    return evaluate_by(users, memory, lambda _: "", recall).get("", Figures())
+
+
+def evaluate_by(
+    users: Sequence[User],
+    memory: Any,
+    key: Callable[[Labelled], str],
+    recall: Callable[..., Any] | None = None,
+) -> dict[str, Figures]:
+    """:func:`evaluate` with the figures kept apart per ``key`` of each question.
+
+    Example: ``evaluate_by(users, memory, lambda q: q.phrasing)`` gives the
+    figures of first-person questions beside those of tool queries.
+    """
+    split: dict[str, Figures] = {}
     for user in users:
         namespace = f"rel-{user.name}"
         for i, text in enumerate(user.memories):
@@ -114,8 +136,8 @@ def evaluate(
         for q in user.questions:
             ask = recall or memory.recall
             result = ask(q.text, namespace=namespace, timeout=None)
-            _score(figures, q, result)
-    return figures
+            _score(split.setdefault(key(q), Figures()), q, result)
+    return split
 
 
 def _score(figures: Figures, q: Labelled, result: Any) -> None:

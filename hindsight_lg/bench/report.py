@@ -50,7 +50,7 @@ def recall_table(cells: Table, *, ratio_to: str = "hybrid") -> str:
     return "\n".join(lines)
 
 
-def _pyplot() -> object:
+def _pyplot() -> Any:  # matplotlib.pyplot, imported on first use
     try:
         import matplotlib
     except ImportError:
@@ -74,7 +74,7 @@ def plot_recall(cells: Table, path: Path, title: str) -> Path:
     plt = _pyplot()
     first = next(iter(cells.values()))
     columns = [c for c in (*CATEGORIES.values(), "overall") if c in first]
-    fig, ax = plt.subplots(figsize=(9, 4))  # type: ignore[attr-defined]
+    fig, ax = plt.subplots(figsize=(9, 4))
     width = 0.8 / max(1, len(cells))
     for i, (system, row) in enumerate(cells.items()):
         xs = [j + i * width for j in range(len(columns))]
@@ -86,7 +86,7 @@ def plot_recall(cells: Table, path: Path, title: str) -> Path:
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     _save(fig, path)
-    plt.close(fig)  # type: ignore[attr-defined]
+    plt.close(fig)
     return path
 
 
@@ -101,7 +101,7 @@ def plot_lines(
 ) -> Path:
     """One line per series of ``(x, y)`` points (latency against size, recall against budget)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))  # type: ignore[attr-defined]
+    fig, ax = plt.subplots(figsize=(7, 4))
     for name, points in series.items():
         xs, ys = zip(*sorted(points), strict=True) if points else ((), ())
         ax.plot(xs, ys, marker="o", label=name)
@@ -114,5 +114,5 @@ def plot_lines(
     ax.grid(alpha=0.3)
     fig.tight_layout()
     _save(fig, path)
-    plt.close(fig)  # type: ignore[attr-defined]
+    plt.close(fig)
     return path

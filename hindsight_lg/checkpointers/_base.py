@@ -40,7 +40,7 @@ from langgraph.checkpoint.base import (
 )
 
 from hindsight_lg import telemetry
-from hindsight_lg._messages import capturable, message_key, plain_messages
+from hindsight_lg._messages import capturable, plain_messages
 from hindsight_lg.identity import (
     Identity,
     IdentityRule,
@@ -165,7 +165,7 @@ class BaseHindsightSaver(BaseCheckpointSaver[Any]):
         """Claim the parent's messages: they belong to turns captured before."""
         if parent is not None:
             old = plain_messages(_channel_messages(parent.checkpoint))
-            self.memory.worker.claim(who.namespace, [message_key(m) for m in old])
+            self.memory.worker.claim_messages(who.namespace, old)
         with self._lock:
             self._seen_threads.setdefault(who.namespace, set()).add(who.thread_id or "")
 

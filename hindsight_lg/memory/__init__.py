@@ -17,13 +17,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hindsight_lg.memory.durability import Spool
-from hindsight_lg.memory.engine import DEFAULT_TIMEOUT, DefaultTimeout, HindsightMemory
+from hindsight_lg.memory.engine import HindsightMemory
 from hindsight_lg.memory.lifecycle import ClusterParams, Correction, Rollback
 from hindsight_lg.memory.lifecycle.significance import PINNED_KEY
 from hindsight_lg.memory.lifecycle.strength import strength
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import RecalledMemory, RecallResult
 from hindsight_lg.memory.recall.result import HEADER as RECALL_HEADER
+from hindsight_lg.memory.requests import DEFAULT_TIMEOUT, DefaultTimeout
 
 if TYPE_CHECKING:
     from hindsight_lg.memory.jobs.erasure import ForgetReport, forget_namespace

@@ -1,10 +1,11 @@
-"""The engine's lifecycle methods: update, remember, reinforce, correct, decay...
+"""The engine's lifecycle methods: update, remember, reinforce, correct, forget...
 
 Each one hands its call to the engine's :class:`Lifecycle` (compare-and-swap
-updates, reinforcement, lessons, decay, consolidation). They sit in a base
-class of :class:`~hindsight_lg.memory.engine.HindsightMemory` so the engine's
-module holds what the engine itself does (construction, capture, recall,
-reads, closing); to a caller they are the engine's own methods.
+updates, reinforcement, lessons, decay, consolidation, deletion), read as
+``self._parts().lifecycle``. They sit in a base class of
+:class:`~hindsight_lg.memory.engine.HindsightMemory` so the engine's module
+holds what the engine itself does (construction, capture, closing); to a
+caller they are the engine's own methods.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hindsight_lg.backends import check_namespace
+from hindsight_lg.memory._opening import UsesParts
 from hindsight_lg.memory._twins import in_thread
 from hindsight_lg.memory.lifecycle import (
     ClusterParams,
@@ -25,10 +28,11 @@ from hindsight_lg.memory.lifecycle import (
 from hindsight_lg.model import Kind, MemoryRecord, Scope, SourceKind, Tier
 
 
-class LifecycleMethods:
+class LifecycleMethods(UsesParts):
     """What :class:`HindsightMemory` does through its :class:`Lifecycle`."""
 
-    lifecycle: Lifecycle
+    def _lifecycle(self) -> Lifecycle:
+        return self._parts().lifecycle
 
     def update(
         self,
@@ -43,7 +47,7 @@ class LifecycleMethods:
 
         See :meth:`Lifecycle.update <hindsight_lg.memory.lifecycle.Lifecycle.update>`.
         """
-        return self.lifecycle.update(
+        return self._lifecycle().update(
             namespace, memory_id, expected_version=expected_version, **changes
         )
 
@@ -69,7 +73,7 @@ class LifecycleMethods:
 
         See :meth:`Lifecycle.remember <hindsight_lg.memory.lifecycle.Lifecycle.remember>`.
         """
-        return self.lifecycle.remember(
+        return self._lifecycle().remember(
             content,
             namespace=namespace,
             kind=kind,
@@ -99,21 +103,21 @@ class LifecycleMethods:
         write is embedded when ``record.dense`` is empty, locked, traced and
         audited like any other.
         """
-        return self.lifecycle.put(record.namespace, record, op=op, detail=detail)
+        return self._lifecycle().put(record.namespace, record, op=op, detail=detail)
 
     def reinforce(self, namespace: str, ids: Sequence[str]) -> list[MemoryRecord]:
         """Mark memories as successfully used: stronger, longer-lived, more important."""
-        return self.lifecycle.reinforce(namespace, ids)
+        return self._lifecycle().reinforce(namespace, ids)
 
     def weaken(
         self, namespace: str, ids: Sequence[str], factor: float = 0.5
     ) -> list[MemoryRecord]:
         """Mark memories as misleading: less important, less trusted, faster fading."""
-        return self.lifecycle.weaken(namespace, ids, factor)
+        return self._lifecycle().weaken(namespace, ids, factor)
 
     def restore(self, namespace: str, memory_id: str) -> MemoryRecord:
         """Bring a cold or archived memory back to active."""
-        return self.lifecycle.restore(namespace, memory_id)
+        return self._lifecycle().restore(namespace, memory_id)
 
     arestore = in_thread(restore)
 
@@ -155,7 +159,7 @@ class LifecycleMethods:
             ['I live in Paris.']
         """
         selection = Selection(memory_id, thread_id, since, until, agent_id)
-        return self.lifecycle.rollback(namespace, selection, dry_run=dry_run)
+        return self._lifecycle().rollback(namespace, selection, dry_run=dry_run)
 
     arollback = in_thread(rollback)
 
@@ -188,19 +192,19 @@ class LifecycleMethods:
             KeyError: no such memory.
             ValueError: empty text, or the memory is already superseded.
         """
-        return self.lifecycle.correct(namespace, memory_id, text, factors)
+        return self._lifecycle().correct(namespace, memory_id, text, factors)
 
     acorrect = in_thread(correct)
 
     def confirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
         """Verify an unconfirmed experience lesson: it joins ordinary recall."""
-        return self.lifecycle.confirm_lesson(namespace, memory_id)
+        return self._lifecycle().confirm_lesson(namespace, memory_id)
 
     aconfirm_lesson = in_thread(confirm_lesson)
 
     def reject_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
         """Archive an experience lesson as wrong; it is never recalled."""
-        return self.lifecycle.reject_lesson(namespace, memory_id)
+        return self._lifecycle().reject_lesson(namespace, memory_id)
 
     areject_lesson = in_thread(reject_lesson)
 
@@ -216,7 +220,7 @@ class LifecycleMethods:
         ``dry_run`` counts without changing anything. See
         :meth:`Lifecycle.decay <hindsight_lg.memory.lifecycle.Lifecycle.decay>`.
         """
-        return self.lifecycle.decay(namespace, now, dry_run=dry_run)
+        return self._lifecycle().decay(namespace, now, dry_run=dry_run)
 
     def consolidate(
         self,
@@ -226,6 +230,41 @@ class LifecycleMethods:
         progress: Progress | None = None,
     ) -> list[MemoryRecord]:
         """Cluster active episodes into semantic memories; episodes go cold."""
-        return self.lifecycle.consolidate(namespace, params=params, progress=progress)
+        return self._lifecycle().consolidate(
+            namespace, params=params, progress=progress
+        )
 
     aconsolidate = in_thread(consolidate)
+
+    def forget(
+        self,
+        namespace: str,
+        ids: Sequence[str] | None = None,
+        *,
+        thread_id: str | None = None,
+    ) -> int:
+        """Delete memories for real, with their edges and audit content.
+
+        Forgetting a namespace or a thread also cancels its captures still
+        queued for the background worker or waiting in the spool (the
+        spool file is rewritten without them), removes edges of entity nodes
+        only the forgotten memories used, and, for a thread, the audit
+        entries of its turns that were not promoted to memories.
+
+        Args:
+            namespace: the tenant.
+            ids: memories to delete; ``None`` with no ``thread_id`` deletes the
+                whole namespace (right to be forgotten).
+            thread_id: delete the memories captured from this thread.
+
+        Returns:
+            How many memories were deleted.
+        """
+        check_namespace(namespace)
+        parts = self._parts()
+        with parts.locks.namespace(namespace):  # no capture of it runs meanwhile
+            if ids is None:
+                parts.cancel_captures(namespace, thread_id)
+            return parts.lifecycle.forget(namespace, ids, thread_id=thread_id)
+
+    aforget = in_thread(forget)

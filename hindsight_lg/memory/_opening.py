@@ -8,7 +8,10 @@ read of ``memory.backend``...) or at an explicit ``setup()``.
 ``HindsightMemory.from_uri`` opens them at once, as LangGraph's savers do I/O
 in ``from_conn_string()`` and ``setup()``, so its errors come from it.
 
-Opening happens once per engine, under the engine's lock: concurrent first
+The engine holds one :class:`Opening` and reaches every part through
+:meth:`Opening.parts`, a typed call: no attribute is looked up by name.
+
+Opening happens once per engine, under the opening's lock: concurrent first
 calls wait for the one that opens. A failed opening keeps nothing (the
 store's handle is let go, so a spool it opened is closed and replayed by the
 next try), so every later call tries again and raises the same error while
@@ -23,119 +26,63 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING
 
-from hindsight_lg.memory._wiring import EngineParts
+from hindsight_lg.memory._parts import EngineParts
 
 if TYPE_CHECKING:
-    from typing import Self
-
     from hindsight_lg.backends import MemoryBackend
-    from hindsight_lg.embeddings import Embedder, Reranker
-    from hindsight_lg.memory._locks import WriteLocks
-    from hindsight_lg.memory._read import RecallPath
-    from hindsight_lg.memory._wiring import Pools
-    from hindsight_lg.memory._write import CapturePath
-    from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
-    from hindsight_lg.memory.durability.commit import GroupCommit
-    from hindsight_lg.memory.lifecycle import Lifecycle
-    from hindsight_lg.memory.policy import Policy
-    from hindsight_lg.memory.recall import Searcher
 
-#: The engine's attribute -> the field of :class:`EngineParts` it reads.
-FROM_PARTS: Final = {
-    "backend": "backend",
-    "embedder": "embedder",
-    "policy": "policy",
-    "llm": "llm",
-    "reranker": "reranker",
-    "clock": "clock",
-    "spool": "spool",
-    "worker": "worker",
-    "lifecycle": "lifecycle",
-    "_store": "store",
-    "_group": "group",
-    "_searcher": "searcher",
-    "_locks": "locks",
-    "_durable": "durable",
-    "_write": "write",
-    "_pools": "pools",
-    "_recall": "recall",
-}
 _OPENING_NOTE = "raised while opening this HindsightMemory (at its first use)"
 
 
-class OpensOnFirstUse:
-    """The engine's parts, opened by the first call that needs them (see module)."""
+class Opening:
+    """An engine's parts, opened by the first call that needs them (see module).
 
-    # Set from the parts when they open (FROM_PARTS), read as plain attributes.
-    backend: MemoryBackend
-    embedder: Embedder
-    policy: Policy
-    llm: Any
-    reranker: Reranker | None
-    clock: Callable[[], float]
-    spool: Spool | None
-    worker: CaptureWorker
-    lifecycle: Lifecycle
-    _store: MemoryBackend
-    _group: GroupCommit | None
-    _searcher: Searcher
-    _locks: WriteLocks
-    _durable: SpooledCapture | None
-    _write: CapturePath
-    _pools: Pools
-    _recall: RecallPath
+    Args:
+        opener: builds and opens the parts; ``None`` when ``parts`` is given.
+        owned: the backend to close if the engine closes before its parts
+            opened (``owns_backend``; closing one that never connected does
+            nothing).
+        parts: parts opened already (``from_uri``).
+    """
 
-    _parts: EngineParts | None = None
-    _opener: Callable[[], EngineParts] | None = None
-    _owned: MemoryBackend | None = None
-    _closed = False
-
-    def _defer(
-        self, opener: Callable[[], EngineParts], owned: MemoryBackend | None
+    def __init__(
+        self,
+        opener: Callable[[], EngineParts] | None,
+        owned: MemoryBackend | None = None,
+        parts: EngineParts | None = None,
     ) -> None:
-        """Keep how to open the parts; nothing is opened (see module).
-
-        Args:
-            opener: builds and opens the parts.
-            owned: the backend to close if the engine closes before its
-                parts opened (``owns_backend``; closing one that never
-                connected does nothing).
-        """
-        self._open_lock = threading.Lock()
+        self._lock = threading.Lock()
         self._opener = opener
         self._owned = owned
+        self._parts = parts
+        self._closed = False
 
-    @classmethod
-    def _of_parts(cls, parts: EngineParts) -> Self:
-        """An engine over parts opened already (``from_uri``)."""
-        engine = cls.__new__(cls)
-        engine._open_lock = threading.Lock()
-        engine._attach(parts)
-        return engine
+    @property
+    def opened(self) -> bool:
+        """Whether the parts are open (a call needs no opening)."""
+        return self._parts is not None
 
-    def _attach(self, parts: EngineParts) -> None:
-        for name, field in FROM_PARTS.items():
-            # An attribute set by hand before the engine opened is kept, as
-            # it would be if set after.
-            if name not in self.__dict__:
-                setattr(self, name, getattr(parts, field))
-        self._parts = parts  # last: a reader that sees it sees every attribute
+    def parts(self) -> EngineParts:
+        """The parts, opened now if they were not (see :meth:`open`)."""
+        parts = self._parts
+        return parts if parts is not None else self.open()[0]
 
-    def _open(self) -> tuple[EngineParts, bool]:
+    def open(self) -> tuple[EngineParts, bool]:
         """The parts, opened now if they were not; ``True`` if this call opened them.
 
         Raises:
             RuntimeError: the engine was closed before its first use, or
-                opening raised an ``AttributeError`` (which, raised through
-                attribute lookup, would read as a missing attribute).
+                opening raised an ``AttributeError`` (which, raised while
+                reading a part such as ``memory.backend``, would read as a
+                missing attribute).
             Exception: whatever opening raised (see module); nothing is kept.
         """
         parts = self._parts
         if parts is not None:
             return parts, False
-        with self._open_lock:
+        with self._lock:
             if self._parts is not None:
                 return self._parts, False
             if self._closed or self._opener is None:
@@ -149,26 +96,13 @@ class OpensOnFirstUse:
             except Exception as exc:
                 exc.add_note(_OPENING_NOTE)
                 raise
-            self._attach(parts)
+            self._parts = parts
             self._opener = self._owned = None  # the parts hold them now
             return parts, True
 
-    if not TYPE_CHECKING:  # mypy keeps checking attribute names as declared
-
-        def __getattr__(self, name: str) -> Any:
-            # Only reached for an attribute not set yet: a part before opening.
-            field = FROM_PARTS.get(name)
-            if field is None:
-                raise AttributeError(
-                    f"{type(self).__name__!r} object has no attribute {name!r}",
-                    name=name,
-                    obj=self,
-                )
-            return getattr(self._open()[0], field)
-
-    def _close_parts(self) -> None:
+    def close(self) -> None:
         """Close the parts if they opened; idempotent, and opens nothing."""
-        with self._open_lock:  # waits for an opening under way, then closes it
+        with self._lock:  # waits for an opening under way, then closes it
             if self._closed:
                 return
             self._closed = True
@@ -178,3 +112,18 @@ class OpensOnFirstUse:
             parts.close()
         elif owned is not None:  # never opened (or failed to): nothing else is held
             owned.close()
+
+
+class UsesParts:
+    """The root of the engine's groups of methods: how each reaches the parts.
+
+    ``HindsightMemory`` is its one subclass; it holds an :class:`Opening`
+    and its methods (and those of ``ReadMethods`` and ``LifecycleMethods``,
+    the groups it is made of) read a part as ``self._parts().searcher``.
+    """
+
+    _opening: Opening
+
+    def _parts(self) -> EngineParts:
+        """The engine's parts, opened now if no call opened them yet."""
+        return self._opening.parts()

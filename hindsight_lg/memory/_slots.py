@@ -13,7 +13,7 @@ Example:
     ...     def __init__(self) -> None:
     ...         self.ids: set[str] = set()
     >>> slots = AdapterSlots()
-    >>> slots.adapter_state(Seen) is slots.adapter_state(Seen)
+    >>> slots.get(Seen) is slots.get(Seen)
     True
 """
 
@@ -28,20 +28,14 @@ T = TypeVar("T")
 class AdapterSlots:
     """One instance per class of adapter state, made on first use (see module)."""
 
-    _slots_lock = threading.Lock()  # guards only the first use of each object's map
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._slots: dict[type, object] = {}
 
-    def adapter_state(self, kind: type[T]) -> T:
-        """The one ``kind`` this engine keeps for its adapters (``kind()`` at first).
-
-        Engines share nothing here: two engines on one store each keep their
-        own, as each is one agent's memory with its own runs.
-
-        Args:
-            kind: a class whose constructor takes no arguments.
-        """
-        with AdapterSlots._slots_lock:
-            slots: dict[type, object] = self.__dict__.setdefault("_adapter_slots", {})
-            found = slots.get(kind)
+    def get(self, kind: type[T]) -> T:
+        """The one ``kind`` kept here, made with ``kind()`` at the first call."""
+        with self._lock:
+            found = self._slots.get(kind)
             if found is None:
-                found = slots[kind] = kind()
+                found = self._slots[kind] = kind()
             return cast(T, found)

@@ -1,9 +1,11 @@
 """How an engine's parts are built and wired: the one place that does it.
 
-:class:`~hindsight_lg.memory.engine.HindsightMemory` stores an
-:class:`EngineParts` and calls into it; it builds nothing itself. Here:
+:class:`~hindsight_lg.memory.engine.HindsightMemory` holds an
+:class:`~hindsight_lg.memory._parts.EngineParts` and calls into it; it builds
+nothing itself. Here:
 
-- :func:`wire` assembles the parts without touching the store: the read
+- :func:`wire` assembles the parts without touching the store, each once,
+  after the parts it needs, which it gets in its constructor: the read
   cache over the backend, the spool and its group commit (engines on one
   store share both, and the write locks: the store's handle owns them, see
   :mod:`hindsight_lg.backends.handle`), the store view that writes the
@@ -16,7 +18,7 @@
   in the spool. ``from_uri`` goes through it at once, ``HindsightMemory(...)``
   at its first use (:mod:`hindsight_lg.memory._opening`).
 - :func:`open_uri` opens the store at a URI first (``from_uri``).
-- :meth:`EngineParts.close` takes it all down again in order.
+- ``EngineParts.close`` takes it all down again in order.
 """
 
 from __future__ import annotations
@@ -26,12 +28,10 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from hindsight_lg.backends import (
     MemoryBackend,
-    StoreHandle,
     open_backend,
     open_handle,
     read_cache_of,
@@ -45,143 +45,30 @@ from hindsight_lg.embeddings import (
     default_embedder,
     stored_embedder,
 )
-from hindsight_lg.memory._locks import WriteLocks
+from hindsight_lg.memory._parts import EngineParts, Pools
 from hindsight_lg.memory._read import RecallPath
 from hindsight_lg.memory._shared import write_locks
 from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory._write import CapturePath, LazyWriter
 from hindsight_lg.memory.durability import CaptureWorker, Spool, SpooledCapture
+from hindsight_lg.memory.durability.batches import Batches
 from hindsight_lg.memory.durability.commit import (
     DrainingBackend,
     GroupCommit,
     open_durability,
 )
+from hindsight_lg.memory.durability.durable import Write, queued
 from hindsight_lg.memory.lifecycle import Lifecycle
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall import Searcher
-from hindsight_lg.memory.requests import unchecked
-from hindsight_lg.model import MemoryRecord, now_ts
+from hindsight_lg.model import now_ts
 
 if TYPE_CHECKING:
     from hindsight_lg.memory.capture import Writer
     from hindsight_lg.memory.capture.conflicts import Judge
     from hindsight_lg.memory.language.encode import Extractor
 
-_RECALL_THREADS = 32  # concurrent recalls before one waits for a thread
-
 SpoolArg = Spool | str | os.PathLike[str] | None
-
-
-@dataclass(slots=True)
-class Pools:
-    """The engine's threads; each starts only when first needed.
-
-    Recalls get threads of their own, enough for the concurrent turns of one
-    process: time spent queued behind other turns (or behind a background
-    consolidation) would count against each deadline. ``arecall``'s calls run
-    on a second pool, so a waiting caller never holds the thread its search
-    needs. ``search`` runs each recall's dense search beside its other paths
-    (one thread per concurrent recall; its jobs wait on nothing).
-    ``background`` runs consolidation the captures asked for.
-    """
-
-    background: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(4, thread_name_prefix="hindsight")
-    )
-    recall: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(
-            _RECALL_THREADS, thread_name_prefix="hindsight-recall"
-        )
-    )
-    caller: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(
-            _RECALL_THREADS, thread_name_prefix="hindsight-arecall"
-        )
-    )
-    search: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(
-            _RECALL_THREADS, thread_name_prefix="hindsight-search"
-        )
-    )
-
-    def shutdown(self) -> None:
-        """Wait for running work, then stop every thread."""
-        for pool in (self.background, self.caller, self.recall, self.search):
-            pool.shutdown(wait=True)
-
-
-@dataclass(slots=True)
-class EngineParts:
-    """Everything one engine holds, wired and ready (see :func:`wire`).
-
-    ``store`` is the (cached) backend; ``backend`` is the view the engine
-    reads and writes through: ``store`` itself, or with a spool a view that
-    writes the staged batch first. ``handle`` is the store's handle, which
-    this engine holds a share of (it owns the read cache, the write locks,
-    the spool and group commit, and a backend ``from_uri`` opened);
-    ``owns_backend`` says whether :meth:`close` closes a backend it did not
-    open.
-    """
-
-    store: MemoryBackend
-    backend: MemoryBackend
-    embedder: Embedder
-    policy: Policy
-    llm: Any
-    reranker: Reranker | None
-    clock: Callable[[], float]
-    spool: Spool | None
-    group: GroupCommit | None
-    writer: LazyWriter
-    searcher: Searcher
-    lifecycle: Lifecycle
-    locks: WriteLocks
-    pools: Pools
-    worker: CaptureWorker
-    write: CapturePath
-    recall: RecallPath
-    durable: SpooledCapture | None
-    handle: StoreHandle
-    fresh_spool: bool
-    owns_backend: bool
-
-    def setup(self) -> None:
-        """Create collections and check the embedding model; idempotent."""
-        self.backend.setup(dim=self.embedder.dim, model_id=self.embedder.model_id)
-
-    def queued(self, **item: Any) -> list[MemoryRecord]:
-        """The worker's callable: its items are payloads that ``submit`` checked."""
-        capture_id = item.pop("capture_id", None)
-        request = unchecked(item)
-        if self.durable is not None:
-            return self.durable.capture(request, capture_id)
-        return self.write(request)
-
-    def abandon(self) -> None:
-        """Let go of parts that failed to open: nothing of them is kept.
-
-        The store is not flushed or closed (it may be what failed); the
-        handle's last release closes the spool, so a later open replays it.
-        """
-        self.worker.close()
-        self.pools.shutdown()
-        self.writer.close()
-        self.handle.release()
-
-    def close(self) -> None:
-        """Drain queued captures, stop threads, let go of the store and spool."""
-        self.worker.close()
-        self.pools.shutdown()
-        self.writer.close()
-        if self.group is not None:
-            self.group.settle()
-        self.handle.release()  # the last engine closes spool and group commit
-        if self.handle.owns_backend:
-            return  # opened by from_uri: the handle's last release closed it
-        if self.owns_backend:
-            self.store.close()
-        else:
-            self.store.flush()
 
 
 def open_uri(
@@ -274,7 +161,9 @@ def wire(
 ) -> EngineParts:
     """Build an engine's parts (see :class:`HindsightMemory` for the arguments).
 
-    The store is not touched; the spool is opened (or its share taken).
+    Each part is built once, here, after the parts it needs, and gets them
+    in its constructor. The store is not touched; the spool is opened (or
+    its share taken).
     """
     # Reads other than dense search are served from a write-through
     # namespace cache, so a recall costs about one store query.
@@ -303,17 +192,27 @@ def wire(
         clock=clock,
         write_lock=cast(threading.RLock, locks),  # same protocol
         writer=writer,
+        # Captures acknowledged but not in the store are committed first.
+        before_write=None if group is None else group.sync,
     )
-    if group is not None:
-        lifecycle.before_write = group.sync
     pools = Pools()
     searcher = Searcher(traced_view, chosen, policy, reranker, pools.search)
     counter = _EpisodeCounter(policy, pools.background, lifecycle)
     write = CapturePath(writer, locks, clock, opened, counter.add)
     durable = None if opened is None else SpooledCapture(opened, write, view, clock)
-    parts = EngineParts(
+    # A capture with a spool is fsync'd there first, then written.
+    capture: Write = write if durable is None else durable.capture
+    worker = CaptureWorker(
+        queued(capture),
+        # "Accepted" by the worker means spooled: it survives a crash.
+        on_accept=None if durable is None else durable.accept,
+        # Captures queued together embed in one model call (capture.ahead).
+        ahead=write.ahead,
+    )
+    return EngineParts(
         store=store,
         backend=view,
+        reads=traced_view,
         embedder=chosen,
         policy=policy,
         llm=llm,
@@ -326,20 +225,15 @@ def wire(
         lifecycle=lifecycle,
         locks=locks,
         pools=pools,
-        worker=CaptureWorker(lambda **item: parts.queued(**item)),
+        worker=worker,
         write=write,
+        capture=capture,
         recall=RecallPath(searcher, pools.recall, view),
         durable=durable,
         handle=handle,
         fresh_spool=fresh,
         owns_backend=owns_backend,
     )
-    # Captures queued together embed in one model call (capture.ahead).
-    parts.worker.ahead = write.ahead
-    if durable is not None:
-        # "Accepted" by the worker means spooled: it survives a crash.
-        parts.worker.on_accept = durable.accept
-    return parts
 
 
 def _lazy_writer(
@@ -359,15 +253,18 @@ def _lazy_writer(
     def build() -> Writer:
         # Imported here: the encode pipeline loads with the first capture.
         from hindsight_lg.memory.capture import EmbeddingMemo, Writer
+        from hindsight_lg.memory.capture.placing import Placer
         from hindsight_lg.memory.capture.prefetch import TenantPrefetch
 
-        # The memo lets captures queued together share one model call.
-        memo = EmbeddingMemo(embedder)
-        writer = Writer(view, memo, policy, _extractor(llm), _judge(llm))
-        writer.sink = group
-        if warm is not None:
-            writer.prefetch = TenantPrefetch(lambda: warm, embedder.dim)
-        return writer
+        # Loads a capture's tenant into the read cache while it encodes.
+        prefetch = None if warm is None else TenantPrefetch(lambda: warm, embedder.dim)
+        return Writer(
+            Placer(view, Batches(view, group), policy, _judge(llm)),
+            EmbeddingMemo(embedder),  # captures queued together share a model call
+            policy,
+            _extractor(llm),
+            prefetch=prefetch,
+        )
 
     return LazyWriter(build)
 

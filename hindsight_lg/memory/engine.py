@@ -1,67 +1,51 @@
 """``HindsightMemory``: the engine users hold. Capture, recall, inspect, close.
 
-The engine is a facade over three collaborators: a :class:`Writer` (capture),
-a :class:`Searcher` (recall) and a :class:`Lifecycle` (update, decay,
-consolidate, forget). Every public method has an async twin by name
-(``recall``/``arecall``) that runs the store I/O in a worker thread.
+The engine is a facade over its parts (:class:`~._parts.EngineParts`, built
+in :mod:`._wiring`): the capture path over a :class:`Writer`, the recall path
+over a :class:`Searcher`, a :class:`Lifecycle` (update, decay, consolidate,
+forget) and the background worker. It holds them through an
+:class:`~._opening.Opening` and reaches each as a typed attribute of
+``self._parts()``; every public method is a short delegation to one of them.
+This module holds construction, capture and closing; recall and the reads of
+stored memories are in :mod:`._read_methods`, the changes to them (update,
+remember, correct, forget...) in :mod:`._lifecycle_methods`: stateless base
+classes, kept apart so that each module reads at one sitting. Every public
+method has an async twin by name (``recall``/``arecall``) that runs the store
+I/O in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import enum
 import functools
 import os
-from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, TypeVar
 
-from hindsight_lg.backends import (
-    MemoryBackend,
-    Where,
-    check_namespace,
-    open_backend,
-    read_cache_of,
-)
+from hindsight_lg.backends import MemoryBackend, open_backend
 from hindsight_lg.embeddings import Embedder, Reranker, default_embedder
 from hindsight_lg.memory._lifecycle_methods import LifecycleMethods
-from hindsight_lg.memory._opening import OpensOnFirstUse
+from hindsight_lg.memory._opening import Opening
+from hindsight_lg.memory._read_methods import ReadMethods
 from hindsight_lg.memory._slots import AdapterSlots
-from hindsight_lg.memory._traced import traced
 from hindsight_lg.memory._twins import in_thread
 from hindsight_lg.memory._wiring import open_parts, open_uri
-from hindsight_lg.memory.durability import Spool
+from hindsight_lg.memory.durability import CaptureWorker, Spool
+from hindsight_lg.memory.lifecycle import Lifecycle
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall import RecallResult
-from hindsight_lg.memory.recall.wake import WakeRule
 from hindsight_lg.memory.requests import (
+    DEFAULT_TIMEOUT,
+    DefaultTimeout,
     capture_request,
-    recall_request,
 )
-from hindsight_lg.model import (
-    AuditEntry,
-    Edge,
-    MemoryRecord,
-    Scope,
-    now_ts,
-)
+from hindsight_lg.model import MemoryRecord, Scope, now_ts
 
-_ALL_STATUSES = ("active", "cold", "superseded", "archived")
-_WARM_UP_NAMESPACE = "hindsight-warm-up"  # searched once at open; holds nothing
+__all__ = ["DEFAULT_TIMEOUT", "DefaultTimeout", "HindsightMemory"]
+
+T = TypeVar("T")
 
 
-class DefaultTimeout(enum.Enum):
-    """The type of :data:`DEFAULT_TIMEOUT`."""
-
-    TIMEOUT = "the policy's recall_timeout_s"
-
-
-#: ``recall(timeout=DEFAULT_TIMEOUT)``: the policy's ``recall_timeout_s``.
-DEFAULT_TIMEOUT: Final = DefaultTimeout.TIMEOUT
-
-
-class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
+class HindsightMemory(ReadMethods, LifecycleMethods):
     """Long-term memory for agents: capture turns, recall by association.
 
     Args:
@@ -93,7 +77,8 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
     locked store, an embedder that differs from the store's or a spool
     another process holds raises at that first call (and at each later one
     while it lasts: a failed opening keeps nothing and is tried again). See
-    ``memory/_opening.py``.
+    ``memory/_opening.py``. The parts are read-only attributes
+    (``memory.backend``, ``memory.policy``, ``memory.lifecycle``...).
 
     Example:
         >>> from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
@@ -116,21 +101,24 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
         cache: bool = True,
         spool: Spool | str | os.PathLike[str] | None = None,
     ) -> None:
-        self._defer(
-            functools.partial(
-                open_parts,
-                backend,
-                embedder,
-                policy=policy,
-                llm=llm,
-                reranker=reranker,
-                clock=clock,
-                owns_backend=owns_backend,
-                cache=cache,
-                spool=spool,
-            ),
-            owned=backend if owns_backend else None,
+        opener = functools.partial(
+            open_parts,
+            backend,
+            embedder,
+            policy=policy,
+            llm=llm,
+            reranker=reranker,
+            clock=clock,
+            owns_backend=owns_backend,
+            cache=cache,
+            spool=spool,
         )
+        self._hold(Opening(opener, owned=backend if owns_backend else None))
+
+    def _hold(self, opening: Opening) -> None:
+        # The engine's only state: its parts (opened or not) and the adapters'.
+        self._opening = opening
+        self._adapters = AdapterSlots()
 
     @classmethod
     def from_uri(
@@ -168,7 +156,8 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
         parts = open_uri(
             uri, chosen, token=token, prefix=prefix, open_store=open_backend, **kwargs
         )
-        memory = cls._of_parts(parts)  # opened: nothing left to do at first use
+        memory = cls.__new__(cls)  # opened: nothing left to do at first use
+        memory._hold(Opening(None, parts=parts))
         if warm_up:
             try:
                 memory.warm_up()
@@ -215,48 +204,59 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
         An engine built by hand opens here if no call opened it yet (see the
         class notes).
         """
-        parts, opened_now = self._open()
+        parts, opened_now = self._opening.open()
         if not opened_now:  # opening set the store up already
             parts.setup()
 
     asetup = in_thread(setup)
 
-    def warm_up(self, namespaces: Sequence[str] = ()) -> None:
-        """Load the embedding model and the store's search path now, not at a recall.
-
-        A model's first call loads its weights and a store's first search
-        loads its index: seconds that a recall's deadline would count, so the
-        first turns of an app would answer without memory. :meth:`from_uri`
-        calls this; call it yourself after building memory by hand.
-
-        Args:
-            namespaces: tenants to load into the read cache as well. The first
-                read of a namespace loads it (about 3 s for 10,000 memories on
-                Milvus Lite), so a large tenant's first recall after a start
-                would miss its deadline; name the tenants you expect.
-
-        Example:
-            >>> memory = HindsightMemory.from_uri(":memory:", embedder="hashing")
-            >>> memory.warm_up(namespaces=["u42"])
-        """
-        # One whole recall of an empty tenant: it loads the model and the
-        # search index, and builds the query readers' tables (about 0.15 s),
-        # which a first recall would otherwise build inside its deadline.
-        self.recall("warm up", namespace=_WARM_UP_NAMESPACE, timeout=None)
-        self._searcher.rules()  # measured on the embedder now, not at a recall
-        if read_cache_of(self._store) is None:
-            return  # no read cache (cache=False): nothing to load ahead
-        for namespace in namespaces:
-            self.backend.count(check_namespace(namespace), Where(statuses=()))
+    # -- the parts, read-only ------------------------------------------------
 
     @property
-    def wake_rule(self) -> WakeRule:
-        """When a cold memory wakes for a query: floors measured on the embedder.
+    def backend(self) -> MemoryBackend:
+        """The store, behind the read cache (and the group commit's drain)."""
+        return self._parts().backend
 
-        See :mod:`hindsight_lg.memory.recall.wake`; measured at the first
-        recall (before its deadline starts), or by :meth:`warm_up`.
+    @property
+    def embedder(self) -> Embedder:
+        """The dense embedding model (the store's own when none was given)."""
+        return self._parts().embedder
+
+    @property
+    def policy(self) -> Policy:
+        """Every tunable."""
+        return self._parts().policy
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """Returns "now" as POSIX seconds."""
+        return self._parts().clock
+
+    @property
+    def spool(self) -> Spool | None:
+        """The capture spool, if captures are spooled."""
+        return self._parts().spool
+
+    @property
+    def worker(self) -> CaptureWorker:
+        """The background worker: submitted captures and deferred jobs."""
+        return self._parts().worker
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """Update, reinforce, decay, consolidate, correct, forget: the I/O."""
+        return self._parts().lifecycle
+
+    def adapter_state(self, kind: type[T]) -> T:
+        """The one ``kind`` this engine keeps for its adapters (``kind()`` at first).
+
+        Engines share nothing here: two engines on one store each keep their
+        own, as each is one agent's memory with its own runs.
+
+        Args:
+            kind: a class whose constructor takes no arguments.
         """
-        return self._searcher.rules()[0]
+        return self._adapters.get(kind)
 
     # -- write -------------------------------------------------------------
 
@@ -307,9 +307,7 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
             source_ids=source_ids,
             scope=scope,
         )
-        if self._durable is not None:
-            return self._durable.capture(request, capture_id)
-        return self._write(request)
+        return self._parts().capture(request, capture_id)
 
     acapture = in_thread(capture)
 
@@ -345,231 +343,15 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
             # turn (see CaptureWorker) share this time like one capture's turns.
             kwargs["event_time"] = self.clock()
         request = capture_request(messages_or_text, namespace=namespace, **kwargs)
-        item = request.payload()
-        if capture_id is not None:
-            item["capture_id"] = capture_id  # spooled already
-        if isinstance(request.content, str) or not dedupe:
-            self.worker.submit(item)
-            return 1 if isinstance(request.content, str) else len(request.content)
-        return len(self.worker.submit_new(item))
+        return self._parts().queue(request, capture_id, dedupe)
 
     asubmit = in_thread(submit)
-
-    # -- read --------------------------------------------------------------
-
-    def recall(
-        self,
-        query: str,
-        *,
-        namespace: str,
-        budget_tokens: int | None = None,
-        k: int | None = None,
-        explain: bool = False,
-        agent_id: str | None = None,
-        context: Sequence[str] = (),
-        include_experience: bool = False,
-        timeout: float | None | DefaultTimeout = DEFAULT_TIMEOUT,
-    ) -> RecallResult:
-        """Recall memories relevant to ``query``, fitted to a token budget.
-
-        Args:
-            query: the question or the user's latest message.
-            namespace: the tenant to search; nothing outside it is ever returned.
-            budget_tokens: size of the rendered block (ceil(chars/4) tokens).
-            k: how many memories at most; sized to the query when ``None``.
-            explain: attach per-path scores and why others were cut.
-            agent_id: the reading agent (private memories of others stay hidden).
-            context: recent messages, used to extract extra probes.
-            include_experience: also return unconfirmed experience lessons.
-            timeout: seconds before giving up with an empty result (``None``:
-                wait; :data:`DEFAULT_TIMEOUT`: the policy's ``recall_timeout_s``).
-
-        Returns:
-            A :class:`RecallResult`. Past the deadline it has ``timed_out``
-            and holds what the recall's dense search found if that search was
-            done (a server's search, beside a tenant's load), else nothing.
-        """
-        request = recall_request(
-            query,
-            namespace=namespace,
-            budget_tokens=(
-                self.policy.default_budget_tokens
-                if budget_tokens is None
-                else budget_tokens
-            ),
-            now=self.clock(),
-            k=k,
-            explain=explain,
-            agent_id=agent_id,
-            context=context,
-            include_experience=include_experience,
-            max_chars=self.policy.max_query_chars,
-        )
-        limit = self.policy.recall_timeout_s if timeout is DEFAULT_TIMEOUT else timeout
-        self._searcher.rules()  # measured once per model, off the deadline
-        return self._recall(request, limit)
-
-    async def arecall(
-        self,
-        query: str,
-        *,
-        namespace: str,
-        budget_tokens: int | None = None,
-        k: int | None = None,
-        explain: bool = False,
-        agent_id: str | None = None,
-        context: Sequence[str] = (),
-        include_experience: bool = False,
-        timeout: float | None | DefaultTimeout = DEFAULT_TIMEOUT,
-    ) -> RecallResult:
-        """Async twin of :meth:`recall`."""
-        # Not asyncio.to_thread: the loop's default executor has cpu+4 threads,
-        # and turns queued there would spend their deadline waiting.
-        call = functools.partial(
-            self.recall,
-            query,
-            namespace=namespace,
-            budget_tokens=budget_tokens,
-            k=k,
-            explain=explain,
-            agent_id=agent_id,
-            context=context,
-            include_experience=include_experience,
-            timeout=timeout,
-        )
-        if self._parts is None:  # a hand-built engine opens off the event loop
-            await self.asetup()
-        ctx = contextvars.copy_context()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pools.caller, ctx.run, call)
-
-    def get(self, namespace: str, memory_id: str) -> MemoryRecord | None:
-        """One memory by id (any status), or ``None``."""
-        rows = self._reads.get(check_namespace(namespace), [memory_id])
-        return rows[0] if rows else None
-
-    def list_memories(
-        self,
-        namespace: str,
-        *,
-        history: bool = False,
-        kinds: Sequence[str] = (),
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        limit: int = 1000,
-    ) -> list[MemoryRecord]:
-        """Memories of a namespace, newest first; ``history=True`` adds superseded,
-        cold and archived ones."""
-        statuses = _ALL_STATUSES if history else ("active",)
-        where = Where(
-            statuses=statuses, kinds=tuple(kinds), reader=agent_id, thread_id=thread_id
-        )
-        return self._reads.query(check_namespace(namespace), where, limit=limit)
-
-    def edges(self, namespace: str, memory_id: str) -> list[Edge]:
-        """Edges touching one memory."""
-        return self._reads.edges(check_namespace(namespace), [memory_id])
-
-    def audit(self, namespace: str, memory_id: str | None = None) -> list[AuditEntry]:
-        """The audit trail of a namespace or of one memory, oldest first."""
-        return self._reads.audit(check_namespace(namespace), memory_id)
-
-    def stats(self, namespace: str) -> dict[str, Any]:
-        """Counts by status, kind and tier, plus edges-free totals."""
-        rows = self.list_memories(namespace, history=True, limit=100_000)
-        return {
-            "namespace": namespace,
-            "total": len(rows),
-            "by_status": dict(Counter(r.status.value for r in rows)),
-            "by_kind": dict(Counter(r.kind.value for r in rows)),
-            "by_tier": dict(Counter(r.tier.value for r in rows)),
-            "embedder": self.embedder.model_id,
-            "backend": self.backend.capabilities.name,
-        }
-
-    def namespaces(self) -> list[str]:
-        """Every namespace holding memories."""
-        return self._reads.namespaces()
-
-    # -- reads for adapters: the store's filters, traced, namespace checked --
-
-    @functools.cached_property
-    def _reads(self) -> MemoryBackend:
-        # The store with a span per call, as recall and capture see it.
-        return traced(self.backend)
-
-    def get_many(
-        self, namespace: str, ids: Sequence[str], *, vectors: bool = False
-    ) -> list[MemoryRecord]:
-        """Memories by id (any status), in no set order; unknown ids are left out."""
-        return self._reads.get(check_namespace(namespace), list(ids), vectors=vectors)
-
-    def query(
-        self, namespace: str, where: Where, *, limit: int = 1000, vectors: bool = False
-    ) -> list[MemoryRecord]:
-        """Memories of a namespace matching ``where``, newest event first."""
-        ns = check_namespace(namespace)
-        return self._reads.query(ns, where, limit=limit, vectors=vectors)
-
-    def count(self, namespace: str, where: Where | None = None) -> int:
-        """How many memories of a namespace match ``where`` (default: the active)."""
-        return self._reads.count(check_namespace(namespace), where or Where())
-
-    def append_audit(self, namespace: str, entries: Sequence[AuditEntry]) -> None:
-        """Add entries to a namespace's audit trail, under the namespace's lock."""
-        ns = check_namespace(namespace)
-        with self._locks.namespace(ns):
-            self._reads.append_audit(ns, list(entries))
-
-    def forget(
-        self,
-        namespace: str,
-        ids: Sequence[str] | None = None,
-        *,
-        thread_id: str | None = None,
-    ) -> int:
-        """Delete memories for real, with their edges and audit content.
-
-        Forgetting a namespace or a thread also cancels its captures still
-        queued for the background worker or waiting in the spool (the
-        spool file is rewritten without them), removes edges of entity nodes
-        only the forgotten memories used, and, for a thread, the audit
-        entries of its turns that were not promoted to memories.
-
-        Args:
-            namespace: the tenant.
-            ids: memories to delete; ``None`` with no ``thread_id`` deletes the
-                whole namespace (right to be forgotten).
-            thread_id: delete the memories captured from this thread.
-
-        Returns:
-            How many memories were deleted.
-        """
-        check_namespace(namespace)
-        with self._locks.namespace(namespace):  # no capture of it runs meanwhile
-            if ids is None:
-                self._cancel_captures(namespace, thread_id)
-            return self.lifecycle.forget(namespace, ids, thread_id=thread_id)
-
-    def _cancel_captures(self, namespace: str, thread_id: str | None) -> None:
-        self.worker.cancel(namespace, thread_id)
-        if self.spool is not None:
-            self.spool.purge(namespace, thread_id)
-        if self._group is not None:
-            # Staged captures reach the store (to be deleted with the rest)
-            # and their markers are written now, before the audit is purged.
-            self._group.sync()
-
-    aforget = in_thread(forget)
 
     # -- lifecycle of the object -------------------------------------------
 
     def flush(self) -> None:
         """Wait for queued captures, then make every write durable and searchable."""
-        self.worker.flush()
-        if self._group is not None:
-            self._group.sync()
-        self.backend.flush()
+        self._parts().flush()
 
     aflush = in_thread(flush)
 
@@ -578,7 +360,7 @@ class HindsightMemory(LifecycleMethods, AdapterSlots, OpensOnFirstUse):
 
         Before the first use this opens nothing; the engine then refuses calls.
         """
-        self._close_parts()
+        self._opening.close()
 
     def __enter__(self) -> HindsightMemory:
         return self

@@ -83,6 +83,11 @@ class Policy:
     superseded_importance: float = 0.1
     # Share of the whole turn's vector blended into each event split from it.
     context_weight: float = 0.3
+    # Turns longer than this (characters) take as their vector the mean of
+    # their events' instead of one more model pass over the whole turn: that
+    # pass costs as much as the sentences again, and the model reads only the
+    # first few hundred words of a long reply anyway.
+    context_pass_chars: int = 600
     # Index each event with the rest of its turn's words for lexical search.
     lexical_context: bool = True
     # Share of the thread's previous turn blended into each event's vector,
@@ -113,6 +118,10 @@ class Policy:
     # ... and a question about "the user" in the first person the user speaks
     # in ("Where does the user live?" as "Where do I live?"; 用户 as 我).
     dense_first_person: bool = True
+    # ... and an English question typed without its mark with one ("where
+    # does Maya live" as "where does Maya live?"): the embedder reads the
+    # bare words a little away from the question.
+    dense_question_mark: bool = True
     feedback_docs: int = 3
     feedback_terms: int = 8
     # A hit lends its words to feedback only when it scores at least this

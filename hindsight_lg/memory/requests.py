@@ -16,11 +16,12 @@ arguments (the spool file format).
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from hindsight_lg._messages import as_message, plain_messages
+from hindsight_lg._messages import as_message, message_key, plain_messages
 from hindsight_lg._text import clip_middle
 from hindsight_lg.backends.base import (
     MAX_LABEL_BYTES,
@@ -35,6 +36,16 @@ from hindsight_lg.model import Scope
 MAX_ID_BYTES = 512
 
 Content = str | list[dict[str, Any]]
+
+
+class DefaultTimeout(enum.Enum):
+    """The type of :data:`DEFAULT_TIMEOUT`."""
+
+    TIMEOUT = "the policy's recall_timeout_s"
+
+
+#: ``recall(timeout=DEFAULT_TIMEOUT)``: the policy's ``recall_timeout_s``.
+DEFAULT_TIMEOUT: Final = DefaultTimeout.TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +202,21 @@ def _content(messages_or_text: Any) -> Content:
             if key in message:  # a client's label is made to fit, never refused
                 message[key] = fit_label(message[key])
     return plain
+
+
+def message_keys(messages: Sequence[Any]) -> list[str]:
+    """The keys a capture claims ``messages`` by, their ids fitted as submit fits them.
+
+    For callers that mark messages captured without capturing them (a tool
+    that saved one, a saver claiming a thread's earlier turns): the raw id
+    of a message whose id submit cleans or cuts would not match the message
+    a capture path sees later.
+    """
+    plain = plain_messages(list(messages))
+    for message in plain:
+        if "id" in message:
+            message["id"] = fit_label(message["id"])
+    return [message_key(m) for m in plain]
 
 
 def _storable(text: str, what: str) -> str:

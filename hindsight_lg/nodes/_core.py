@@ -19,43 +19,18 @@ from langchain_core.messages import RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from hindsight_lg._messages import role, text_of
-from hindsight_lg.identity import (
-    Identity,
-    IdentityRule,
-    afind_identity,
-    find_identity,
-    unattributed,
-)
+from hindsight_lg.identity import Identity, IdentityRule
 from hindsight_lg.memory import (
     DEFAULT_TIMEOUT,
     DefaultTimeout,
     HindsightMemory,
     RecallResult,
-    Reflection,
-    areflect,
-    reflect,
-    reflect_later,
 )
-from hindsight_lg.nodes._run import (
-    RecallNote,
-    ledger_for,
-    reflection_args,
-    submit_turn,
-    without_turn,
-)
-from hindsight_lg.nodes._turns import (
-    EPHEMERAL_PREFIX,
-    capturable,
-    current_turn,
-    is_ephemeral,
-    latest_user_text,
-    reflection_turn,
-)
+from hindsight_lg.nodes._adapter import Who, arecalled, hand_off, recalled
+from hindsight_lg.nodes._run import ReflectMode, Reflector
+from hindsight_lg.nodes._turns import EPHEMERAL_PREFIX, Position, is_ephemeral, placed
 
 Into = Literal["messages", "state"]
-Position = Literal["after", "before"]
-ReflectMode = Literal["background", "sync"]
 Body = Callable[[Any, RunnableConfig], dict[str, Any]]
 AsyncBody = Callable[[Any, RunnableConfig], Awaitable[dict[str, Any]]]
 
@@ -90,35 +65,6 @@ class HindsightNode(Runnable[Any, dict[str, Any]]):
 Node = HindsightNode
 
 
-class _Who:
-    """The identity rule of one node, and what it does with an unattributed run."""
-
-    def __init__(
-        self,
-        node: str,
-        agent_id: str | None,
-        rule: IdentityRule | None,
-        strict: bool,
-    ) -> None:
-        self.node, self.agent_id, self.rule, self.strict = node, agent_id, rule, strict
-
-    def _settle(
-        self, found: Identity | None, config: RunnableConfig
-    ) -> Identity | None:
-        if found is None:
-            thread = (config.get("configurable") or {}).get("thread_id")
-            unattributed(self.node, thread, strict=self.strict)
-        return found
-
-    def sync(self, config: RunnableConfig) -> Identity | None:
-        found = find_identity(config, agent_id=self.agent_id, rule=self.rule)
-        return self._settle(found, config)
-
-    async def run_async(self, config: RunnableConfig) -> Identity | None:
-        found = await afind_identity(config, agent_id=self.agent_id, rule=self.rule)
-        return self._settle(found, config)
-
-
 def _messages(state: Any) -> list[Any]:
     raw = state.get("messages") if isinstance(state, Mapping) else None
     if raw is None:
@@ -139,11 +85,7 @@ def _placed_before_user(messages: list[Any], block: SystemMessage) -> list[Any]:
     (``REMOVE_ALL_MESSAGES``) while keeping their ids, which capture claims by.
     """
     kept = [m for m in messages if not is_ephemeral(m)]
-    at = next(
-        (i for i in range(len(kept) - 1, -1, -1) if role(kept[i]) == "human"),
-        len(kept),
-    )
-    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept[:at], block, *kept[at:]]
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *placed(kept, block, "before")]
 
 
 def memory_message(result: RecallResult) -> SystemMessage | None:
@@ -158,32 +100,23 @@ class _Recall:
     def __init__(
         self,
         memory: HindsightMemory,
+        who: Who,
         into: Into,
         state_key: str,
         position: Position,
         **opts: Any,
     ) -> None:
-        self.memory, self.into, self.state_key = memory, into, state_key
-        self.position = position
-        self.who: _Who = opts.pop("who")
-        self.opts = opts
-
-    def _kwargs(self, who: Identity, messages: list[Any]) -> dict[str, Any]:
-        recent = [text_of(m) for m in messages[-6:-1] if not is_ephemeral(m)]
-        return {
-            "namespace": who.namespace,
-            "agent_id": who.agent_id,
-            "context": recent,
-            **self.opts,
-        }
+        self.memory, self.who, self.opts = memory, who, opts
+        self.into, self.state_key, self.position = into, state_key, position
 
     def _update(
-        self, who: Identity, messages: list[Any], query: str, result: RecallResult
+        self, messages: list[Any], result: RecallResult | None
     ) -> dict[str, Any]:
-        result = without_turn(result, current_turn(messages))
-        ledger_for(self.memory).note(
-            who, RecallNote(query, result.ids, self.memory.clock())
-        )
+        if result is None:  # nothing recalled: last turn's block must not stand in
+            if self.into == "state":
+                return {self.state_key: ""}
+            stale: list[Any] = _drop_ephemeral(messages)
+            return {"messages": stale} if stale else {}
         if self.into == "state":
             return {self.state_key: result.to_prompt()}
         message = memory_message(result)
@@ -195,20 +128,13 @@ class _Recall:
         return {"messages": updates} if updates else {}
 
     def sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        messages = _messages(state)
-        query, who = latest_user_text(messages), self.who.sync(config)
-        if not query or who is None:
-            return {}
-        result = self.memory.recall(query, **self._kwargs(who, messages))
-        return self._update(who, messages, query, result)
+        messages, who = _messages(state), self.who.find(config)
+        return self._update(messages, recalled(self.memory, who, messages, self.opts))
 
     async def run_async(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        messages = _messages(state)
-        query, who = latest_user_text(messages), await self.who.run_async(config)
-        if not query or who is None:
-            return {}
-        result = await self.memory.arecall(query, **self._kwargs(who, messages))
-        return self._update(who, messages, query, result)
+        messages, who = _messages(state), await self.who.afind(config)
+        result = await arecalled(self.memory, who, messages, self.opts)
+        return self._update(messages, result)
 
 
 def recall_node(
@@ -256,6 +182,7 @@ def recall_node(
     """
     impl = _Recall(
         memory,
+        Who("recall_node", agent_id, identity, strict),
         into,
         state_key,
         position,
@@ -263,7 +190,6 @@ def recall_node(
         k=k,
         include_experience=include_experience,
         timeout=timeout,
-        who=_Who("recall_node", agent_id, identity, strict),
     )
     return HindsightNode(impl.sync, impl.run_async, "hindsight_recall")
 
@@ -295,66 +221,24 @@ def capture_node(
     Returns:
         A runnable node for ``StateGraph.add_node``.
     """
-    who = _Who("capture_node", agent_id, identity, strict)
+    who = Who("capture_node", agent_id, identity, strict)
 
     def handoff(found: Identity | None, messages: list[Any]) -> dict[str, Any]:
         if found is not None:
-            # The hand-off is the turn's whole cost: plain dicts, claims, a
-            # queue put. Encoding, embedding and the store run on the worker.
-            turn = capturable(current_turn(messages), tools=capture_tools)
-            submit_turn(memory, found, turn, scope=scope)
+            hand_off(memory, found, messages, scope=scope, tools=capture_tools)
         stale = _drop_ephemeral(messages)
         return {"messages": stale} if stale else {}
 
     def capture(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return handoff(who.sync(config), _messages(state))
+        return handoff(who.find(config), _messages(state))
 
     async def acapture(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        found = await who.run_async(config)
+        found = await who.afind(config)
         # submit() fsyncs the capture spool: off the event loop (LangGraph's
         # server rejects blocking calls there).
         return await asyncio.to_thread(handoff, found, _messages(state))
 
     return HindsightNode(capture, acapture, "hindsight_capture")
-
-
-class _Reflect:
-    def __init__(
-        self, memory: HindsightMemory, llm: Any, who: _Who, mode: ReflectMode
-    ) -> None:
-        if mode not in ("background", "sync"):
-            raise ValueError(f"mode must be 'background' or 'sync', not {mode!r}")
-        self.memory, self.llm, self.who, self.mode = memory, llm, who, mode
-        self.last: Reflection | None = None
-
-    def _done(self, result: Reflection) -> None:
-        self.last = result
-
-    def _start(self, state: Any, who: Identity) -> tuple[list[Any], Any]:
-        turn = reflection_turn(_messages(state))
-        return turn, reflection_args(self.memory, who, self.llm)
-
-    def sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        who = self.who.sync(config)
-        if who is None:
-            return {}
-        turn, kwargs = self._start(state, who)
-        if self.mode == "background":
-            reflect_later(self.memory, turn, on_done=self._done, **kwargs)
-        else:
-            self._done(reflect(self.memory, turn, **kwargs))
-        return {}
-
-    async def run_async(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
-        who = await self.who.run_async(config)
-        if who is None:
-            return {}
-        turn, kwargs = self._start(state, who)
-        if self.mode == "background":
-            reflect_later(self.memory, turn, on_done=self._done, **kwargs)
-        else:
-            self._done(await areflect(self.memory, turn, **kwargs))
-        return {}
 
 
 def reflect_node(
@@ -384,5 +268,17 @@ def reflect_node(
     Raises:
         ValueError: unknown ``mode``.
     """
-    impl = _Reflect(memory, llm, _Who("reflect_node", agent_id, identity, strict), mode)
-    return HindsightNode(impl.sync, impl.run_async, "hindsight_reflect")
+    who = Who("reflect_node", agent_id, identity, strict)
+    reflector = Reflector(memory, llm, mode)
+
+    def run(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        if (found := who.find(config)) is not None:
+            reflector.run(found, _messages(state))
+        return {}
+
+    async def arun(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        if (found := await who.afind(config)) is not None:
+            await reflector.arun(found, _messages(state))
+        return {}
+
+    return HindsightNode(run, arun, "hindsight_reflect")

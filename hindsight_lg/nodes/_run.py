@@ -1,22 +1,30 @@
-"""What the nodes and the middleware share about one run.
+"""What a run recalled, and the reflection that judges it at the run's end.
 
-*What was recalled*: a small ledger, which each memory engine keeps, remembers the
-ids recalled at the start of a thread's run so reflection at its end can
-judge them. *Whose run*: :mod:`hindsight_lg.identity`.
+*What was recalled*: a small ledger, which each memory engine keeps, remembers
+the ids recalled at the start of a thread's run so reflection at its end can
+judge them. *Reflection* (:class:`Reflector`): the node and the middleware
+reflect the same way, queued on the capture worker or inline. Whose run it
+is, what a recall asks and what a turn hands to capture are the adapter
+core's (:mod:`hindsight_lg.nodes._adapter`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from hindsight_lg import telemetry
-from hindsight_lg._messages import lookup, text_of
 from hindsight_lg.identity import Identity
-from hindsight_lg.memory import HindsightMemory, RecallResult
+from hindsight_lg.memory import (
+    HindsightMemory,
+    Reflection,
+    areflect,
+    reflect,
+    reflect_later,
+)
+from hindsight_lg.nodes._turns import reflection_turn
+
+ReflectMode = Literal["background", "sync"]
 
 # -- the ledger ---------------------------------------------------------------
 
@@ -72,42 +80,6 @@ def ledger_for(memory: HindsightMemory) -> RunLedger:
     return memory.adapter_state(RunLedger)
 
 
-def submit_turn(memory: Any, who: Identity, messages: list[Any], **kwargs: Any) -> None:
-    """Hand a run's turn to the memory's worker, without what no store keeps.
-
-    ``submit`` refuses a turn holding a message no store can keep (bytes, a
-    NUL or a lone surrogate, which a client can put in any message). Such a
-    message must not end the run: it is left out, with a ``capture_refused``
-    log line, and the rest of the turn is captured. Other refusals (a bad
-    scope, an id over the limit) still raise: they are the caller's setup.
-    """
-    kept = [m for m in messages if _storable(m)]
-    if len(kept) < len(messages):
-        telemetry.get_logger().warning(
-            "capture_refused",
-            namespace=who.namespace,
-            messages=len(messages) - len(kept),
-            reason="bytes, NUL or a lone surrogate in a message",
-        )
-    if kept:
-        memory.submit(
-            kept,
-            namespace=who.namespace,
-            agent_id=who.agent_id,
-            thread_id=who.thread_id,
-            **kwargs,
-        )
-
-
-def _storable(message: Any) -> bool:
-    try:
-        text = text_of(message)
-        text.encode("utf-8")
-    except (ValueError, TypeError):  # bytes content, a lone surrogate
-        return False
-    return "\x00" not in text
-
-
 def reflection_args(memory: HindsightMemory, who: Identity, llm: Any) -> dict[str, Any]:
     """Keyword arguments of ``reflect`` for the run of ``who`` (takes its ledger note)."""
     note, previous = ledger_for(memory).pop(who)
@@ -123,10 +95,47 @@ def reflection_args(memory: HindsightMemory, who: Identity, llm: Any) -> dict[st
     }
 
 
-def without_turn(result: RecallResult, turn: Sequence[Any]) -> RecallResult:
-    """Drop memories captured from the current turn: the model already has them."""
-    ids = {str(lookup(m, "id")) for m in turn if lookup(m, "id")}
-    kept = [m for m in result.memories if not ids & set(m.record.source_ids)]
-    if len(kept) == len(result.memories):
-        return result
-    return dataclasses.replace(result, memories=kept)
+# -- reflection -----------------------------------------------------------------
+
+
+class Reflector:
+    """Reflection on a finished run: queued on the capture worker, or inline.
+
+    Args:
+        memory: the engine to judge and update.
+        llm: optional chat model for the judgement (heuristics without one).
+        mode: ``"background"`` queues the reflection (the run does not wait;
+            ``memory.flush()`` does); ``"sync"`` runs it before returning.
+
+    Raises:
+        ValueError: unknown ``mode``.
+    """
+
+    def __init__(self, memory: HindsightMemory, llm: Any, mode: ReflectMode) -> None:
+        if mode not in ("background", "sync"):
+            raise ValueError(f"mode must be 'background' or 'sync', not {mode!r}")
+        self.memory, self.llm, self.mode = memory, llm, mode
+        self.last: Reflection | None = None
+
+    def _done(self, result: Reflection) -> None:
+        self.last = result
+
+    def _start(self, who: Identity, messages: list[Any]) -> tuple[list[Any], Any]:
+        turn = reflection_turn(messages)
+        return turn, reflection_args(self.memory, who, self.llm)
+
+    def run(self, who: Identity, messages: list[Any]) -> None:
+        """Reflect on the run of ``who`` whose thread holds ``messages``."""
+        turn, kwargs = self._start(who, messages)
+        if self.mode == "background":
+            reflect_later(self.memory, turn, on_done=self._done, **kwargs)
+        else:
+            self._done(reflect(self.memory, turn, **kwargs))
+
+    async def arun(self, who: Identity, messages: list[Any]) -> None:
+        """Async twin of :meth:`run` (an inline reflection is awaited)."""
+        turn, kwargs = self._start(who, messages)
+        if self.mode == "background":
+            reflect_later(self.memory, turn, on_done=self._done, **kwargs)
+        else:
+            self._done(await areflect(self.memory, turn, **kwargs))

@@ -7,11 +7,14 @@ only knows how a LangGraph thread is laid out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from hindsight_lg._messages import AI, HUMAN, capturable, lookup, role, text_of
 
 EPHEMERAL_PREFIX = "hindsight-memories-"
+
+#: Where a memory block goes: just after or just before the latest user message.
+Position = Literal["after", "before"]
 
 
 def is_final_answer(message: Any) -> bool:
@@ -57,12 +60,24 @@ def latest_user_text(messages: Sequence[Any]) -> str:
     return ""
 
 
+def placed(messages: Sequence[Any], block: Any, position: Position) -> list[Any]:
+    """``messages`` with ``block`` by the latest user message (or at the end)."""
+    latest = next(
+        (i for i in range(len(messages) - 1, -1, -1) if role(messages[i]) == HUMAN),
+        None,
+    )
+    at = len(messages) if latest is None else latest + (position == "after")
+    return [*messages[:at], block, *messages[at:]]
+
+
 __all__ = [
     "EPHEMERAL_PREFIX",
+    "Position",
     "capturable",
     "current_turn",
     "is_ephemeral",
     "is_final_answer",
     "latest_user_text",
+    "placed",
     "reflection_turn",
 ]

@@ -35,9 +35,8 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from hindsight_lg._messages import role
-from hindsight_lg.nodes._core import HindsightNode, Position
-from hindsight_lg.nodes._turns import EPHEMERAL_PREFIX, is_ephemeral
+from hindsight_lg.nodes._core import HindsightNode
+from hindsight_lg.nodes._turns import EPHEMERAL_PREFIX, Position, is_ephemeral, placed
 
 MEMORY_CHANNEL = "hindsight_memories"
 """The private state channel that holds the turn's rendered memory block."""
@@ -106,13 +105,8 @@ def view_schema(builder: Any, agent_schema: type[Any]) -> type[Any]:
 
 def _with_block(messages: list[Any], block: str, position: Position) -> list[Any]:
     """``messages`` with the block next to the latest user message."""
-    latest = next(
-        (i for i in range(len(messages) - 1, -1, -1) if role(messages[i]) == "human"),
-        None,
-    )
-    at = len(messages) if latest is None else latest + (position == "after")
     message = SystemMessage(block, id=f"{EPHEMERAL_PREFIX}{MEMORY_CHANNEL}")
-    return [*messages[:at], message, *messages[at:]]
+    return placed(messages, message, position)
 
 
 def _strip(value: Any) -> Any:

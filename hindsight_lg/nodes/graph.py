@@ -12,12 +12,12 @@ from hindsight_lg.identity import IdentityRule
 from hindsight_lg.memory import HindsightMemory
 from hindsight_lg.nodes._core import (
     Into,
-    ReflectMode,
     _messages,
     capture_node,
     recall_node,
     reflect_node,
 )
+from hindsight_lg.nodes._run import ReflectMode
 from hindsight_lg.nodes._turns import is_final_answer
 from hindsight_lg.nodes._view import MEMORY_CHANNEL, Blocks, agent_view, tokenized
 

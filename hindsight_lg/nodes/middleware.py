@@ -26,34 +26,10 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from hindsight_lg._messages import text_of
-from hindsight_lg.identity import (
-    Identity,
-    IdentityRule,
-    afind_identity,
-    find_identity,
-    unattributed,
-)
-from hindsight_lg.memory import (
-    HindsightMemory,
-    RecallResult,
-    Reflection,
-    areflect,
-    reflect,
-    reflect_later,
-)
-from hindsight_lg.nodes._run import (
-    RecallNote,
-    ledger_for,
-    reflection_args,
-    submit_turn,
-    without_turn,
-)
-from hindsight_lg.nodes._turns import (
-    capturable,
-    current_turn,
-    latest_user_text,
-    reflection_turn,
-)
+from hindsight_lg.identity import Identity, IdentityRule
+from hindsight_lg.memory import HindsightMemory, RecallResult, Reflection
+from hindsight_lg.nodes._adapter import Who, arecalled, hand_off, recalled
+from hindsight_lg.nodes._run import Reflector
 
 
 class HindsightAgentState(AgentState[Any]):
@@ -126,66 +102,41 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
         self.strict = strict
         self.capture_tools = capture_tools
         self.recall_options = recall_options
-        self.last_reflection: Reflection | None = None
-
-    def _settle(self, found: Identity | None, config: Any) -> Identity | None:
-        if found is None:
-            thread = (config.get("configurable") or {}).get("thread_id")
-            unattributed("HindsightMiddleware", thread, strict=self.strict)
-        return found
-
-    def _who(self, runtime: Runtime[Any]) -> Identity | None:
-        config = get_config()
-        found = find_identity(
-            config, runtime.context, agent_id=self.agent_id, rule=self.identity
+        self._who = Who("HindsightMiddleware", agent_id, identity, strict)
+        self._reflector = (
+            Reflector(memory, llm, self.reflect) if self.reflect is not None else None
         )
-        return self._settle(found, config)
 
-    async def _awho(self, runtime: Runtime[Any]) -> Identity | None:
-        config = get_config()
-        found = await afind_identity(
-            config, runtime.context, agent_id=self.agent_id, rule=self.identity
-        )
-        return self._settle(found, config)
+    @property
+    def last_reflection(self) -> Reflection | None:
+        """The latest reflection this middleware finished (``None`` before any)."""
+        return self._reflector.last if self._reflector is not None else None
 
-    def _recall_kwargs(self, who: Identity, messages: list[Any]) -> dict[str, Any]:
-        return {
-            "namespace": who.namespace,
-            "agent_id": who.agent_id,
-            "context": [text_of(m) for m in messages[-6:-1]],
-            **self.recall_options,
-        }
+    def _find(self, runtime: Runtime[Any]) -> Identity | None:
+        return self._who.find(get_config(), runtime.context)
 
-    def _noted(
-        self, who: Identity, query: str, result: RecallResult, messages: list[Any]
-    ) -> dict[str, Any]:
-        result = without_turn(result, current_turn(messages))
-        ledger_for(self.memory).note(
-            who, RecallNote(query, result.ids, self.memory.clock())
-        )
-        return {"hindsight_memories": result.to_prompt()}
+    async def _afind(self, runtime: Runtime[Any]) -> Identity | None:
+        return await self._who.afind(get_config(), runtime.context)
+
+    @staticmethod
+    def _block(result: RecallResult | None) -> dict[str, Any]:
+        return {"hindsight_memories": "" if result is None else result.to_prompt()}
 
     # -- before_agent: recall ---------------------------------------------------
 
     def before_agent(
         self, state: HindsightAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        who, messages = self._who(runtime), list(state["messages"])
-        query = latest_user_text(messages)
-        if not query or who is None:
-            return {"hindsight_memories": ""}
-        result = self.memory.recall(query, **self._recall_kwargs(who, messages))
-        return self._noted(who, query, result, messages)
+        who, messages = self._find(runtime), list(state["messages"])
+        return self._block(recalled(self.memory, who, messages, self.recall_options))
 
     async def abefore_agent(
         self, state: HindsightAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        who, messages = await self._awho(runtime), list(state["messages"])
-        query = latest_user_text(messages)
-        if not query or who is None:
-            return {"hindsight_memories": ""}
-        result = await self.memory.arecall(query, **self._recall_kwargs(who, messages))
-        return self._noted(who, query, result, messages)
+        who, messages = await self._afind(runtime), list(state["messages"])
+        return self._block(
+            await arecalled(self.memory, who, messages, self.recall_options)
+        )
 
     # -- wrap_model_call: ephemeral injection ---------------------------------
 
@@ -211,46 +162,30 @@ class HindsightMiddleware(AgentMiddleware[HindsightAgentState, Any, Any]):
 
     # -- after_agent: capture and reflect -------------------------------------
 
-    def _capture(self, who: Identity, turn: list[Any]) -> None:
-        turn = capturable(turn, tools=self.capture_tools)
-        submit_turn(self.memory, who, turn, scope=self.scope)
-
-    def _done(self, result: Reflection) -> None:
-        self.last_reflection = result
-
-    def _reflect_later(self, who: Identity, turn: list[Any]) -> bool:
-        """Queue the reflection when it runs in the background; ``False`` if inline."""
-        if self.reflect != "background":
-            return False
-        args = reflection_args(self.memory, who, self.llm)
-        reflect_later(self.memory, turn, on_done=self._done, **args)
-        return True
+    def _capture(self, who: Identity, messages: list[Any]) -> None:
+        hand_off(self.memory, who, messages, scope=self.scope, tools=self.capture_tools)
 
     def after_agent(
         self, state: HindsightAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        who = self._who(runtime)
+        who = self._find(runtime)
         if who is None:
             return None
         messages = list(state["messages"])
-        self._capture(who, current_turn(messages))
-        judged = reflection_turn(messages)
-        if self.reflect and not self._reflect_later(who, judged):
-            args = reflection_args(self.memory, who, self.llm)
-            self._done(reflect(self.memory, judged, **args))
+        self._capture(who, messages)
+        if self._reflector is not None:
+            self._reflector.run(who, messages)
         return None
 
     async def aafter_agent(
         self, state: HindsightAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        who = await self._awho(runtime)
+        who = await self._afind(runtime)
         if who is None:
             return None
         messages = list(state["messages"])
         # submit() fsyncs the capture spool: off the event loop.
-        await asyncio.to_thread(self._capture, who, current_turn(messages))
-        judged = reflection_turn(messages)
-        if self.reflect and not self._reflect_later(who, judged):
-            args = reflection_args(self.memory, who, self.llm)
-            self._done(await areflect(self.memory, judged, **args))
+        await asyncio.to_thread(self._capture, who, messages)
+        if self._reflector is not None:
+            await self._reflector.arun(who, messages)
         return None

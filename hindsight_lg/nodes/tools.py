@@ -7,6 +7,12 @@ can never name another user's tenant: ids it passes are looked up inside the
 run's own tenant only. Each has a sync and an async body and an argument
 schema a model can follow.
 
+Whose run it is and what the current turn is are read as the nodes and the
+middleware read them (:mod:`hindsight_lg.nodes._adapter`): a search leaves
+out what the current turn itself became, as a recall does, and a memory the
+manage tool creates is attributed like a captured one, its user message
+claimed so that no capture path keeps it twice (:mod:`hindsight_lg.nodes._manage`).
+
 What the search tool answers is fenced (:mod:`hindsight_lg.nodes._fence`):
 the "data, not instructions" label and a ``<memories>`` block of inert rows.
 :func:`fenced_store_tool` gives the same fence to tools that answer store
@@ -19,29 +25,37 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from langgraph.prebuilt import InjectedState
-from pydantic import BaseModel, Field, model_validator
+from langchain_core.tools import (
+    BaseTool,
+    InjectedToolArg,
+    StructuredTool,
+    ToolException,
+)
+from langgraph.prebuilt import ToolRuntime
+from pydantic import BaseModel, Field
 
 from hindsight_lg._items import check_filter, record_fields
-from hindsight_lg._messages import HUMAN, message_key, plain_messages, role
+from hindsight_lg._messages import lookup
 from hindsight_lg._text import inert
-from hindsight_lg.backends import MAX_TEXT_BYTES, check_text, visible_to
-from hindsight_lg.identity import (
-    Identity,
-    IdentityRule,
-    afind_identity,
-    find_identity,
-    unattributed,
-)
+from hindsight_lg.backends import MAX_TEXT_BYTES, check_text
+from hindsight_lg.identity import Identity, IdentityRule
 from hindsight_lg.memory import HindsightMemory, RecallResult
-from hindsight_lg.model import Kind, MemoryRecord, SourceKind
+from hindsight_lg.model import MemoryRecord
+from hindsight_lg.nodes._adapter import Who, without_turn
 from hindsight_lg.nodes._fence import fenced, fenced_store_tool, rows_of, store_rows
+from hindsight_lg.nodes._manage import (
+    ManageMemory,
+    aapply,
+    apply,
+    call_in,
+    claim_request,
+)
+from hindsight_lg.nodes._turns import current_turn
 from hindsight_lg.store import matches
 
 __all__ = [
@@ -56,7 +70,11 @@ __all__ = [
     "store_rows",
 ]
 
-KindName = Literal["preference", "fact", "task", "event", "rule"]
+# Optional, so ``tool.invoke(args, config)`` works outside a graph. LangChain
+# reads ``ToolRuntime | None`` as a model argument and drops it; the marker
+# keeps it injected (and out of reach of a model that tries to pass one).
+_Runtime = Annotated[ToolRuntime[Any, Any] | None, InjectedToolArg()]
+_UNAVAILABLE = "memory is unavailable for this run (no user)"
 
 
 class SearchMemory(BaseModel):
@@ -73,27 +91,15 @@ class SearchMemory(BaseModel):
     )
 
 
-class ManageMemory(BaseModel):
-    """Arguments of the manage tool."""
+def _run_messages(runtime: ToolRuntime[Any, Any] | None) -> Sequence[Any]:
+    """The run's messages, from the injected ``ToolRuntime`` (none outside a graph)."""
+    state = runtime.state if runtime is not None else None
+    # A ToolNode invoked with a bare message list has that list as its state.
+    return state if isinstance(state, list) else lookup(state, "messages") or []
 
-    action: Literal["create", "update", "delete"] = Field(
-        description="create a new memory, update one by id, or delete one by id"
-    )
-    content: str | None = Field(
-        default=None, description="the memory text (create and update)"
-    )
-    id: str | None = Field(
-        default=None, description="the memory id, from search results (update, delete)"
-    )
-    kind: KindName = Field(default="fact", description="what sort of memory (create)")
 
-    @model_validator(mode="after")
-    def _complete(self) -> ManageMemory:
-        if self.action in ("create", "update") and not (self.content or "").strip():
-            raise ValueError(f"{self.action} needs 'content'")
-        if self.action in ("update", "delete") and not self.id:
-            raise ValueError(f"{self.action} needs the memory 'id' (from a search)")
-        return self
+def _call_id(runtime: ToolRuntime[Any, Any] | None) -> str:
+    return (runtime.tool_call_id if runtime is not None else None) or ""
 
 
 def _when(ts: float) -> str:
@@ -115,45 +121,23 @@ def _row(record: MemoryRecord, score: float | None = None) -> dict[str, Any]:
     return row
 
 
-class _Tools:
-    """What both tools share: the engine, the identity rule, the answers."""
+class _Search:
+    """The search tool's arguments, recall and answer around the engine's recall."""
 
-    def __init__(
-        self,
-        memory: HindsightMemory,
-        rule: IdentityRule | None,
-        agent_id: str | None,
-        strict: bool,
-    ) -> None:
-        self.memory, self.rule, self.agent_id, self.strict = (
-            memory,
-            rule,
-            agent_id,
-            strict,
-        )
+    def __init__(self, args: SearchMemory) -> None:
+        self.args = args
+        # A model's mistake in the arguments becomes an answer, not a failed run.
+        try:
+            check_text(args.query, "query", MAX_TEXT_BYTES)
+            check_filter(args.filter)
+        except (TypeError, ValueError) as exc:
+            raise ToolException(f"{exc}; fix the arguments and call again") from None
 
-    def _settle(self, found: Identity | None, config: Mapping[str, Any]) -> Identity:
-        if found is None:
-            thread = (config.get("configurable") or {}).get("thread_id")
-            unattributed("memory tools", thread, strict=self.strict)
-            raise LookupError("no user for this run")  # only reached when lenient
-        return found
-
-    def who(self, config: RunnableConfig) -> Identity:
-        found = find_identity(config, agent_id=self.agent_id, rule=self.rule)
-        return self._settle(found, config)
-
-    async def awho(self, config: RunnableConfig) -> Identity:
-        found = await afind_identity(config, agent_id=self.agent_id, rule=self.rule)
-        return self._settle(found, config)
-
-    # -- search -------------------------------------------------------------
-
-    def recall_args(self, who: Identity, args: SearchMemory) -> dict[str, Any]:
+    def recall_args(self, who: Identity) -> dict[str, Any]:
         # Over-fetch when filtering: the filter runs on the recalled records. No
         # deadline: the model asked on purpose, and an empty answer would tell it
-        # nothing is remembered.
-        k = args.limit * (4 if args.filter else 1)
+        # nothing is remembered. No context either: the query is the model's own.
+        k = self.args.limit * (4 if self.args.filter else 1)
         return {
             "namespace": who.namespace,
             "agent_id": who.agent_id,
@@ -161,75 +145,15 @@ class _Tools:
             "timeout": None,
         }
 
-    def found(self, args: SearchMemory, result: RecallResult) -> str:
+    def answer(self, result: RecallResult, messages: Sequence[Any]) -> str:
+        # As a recall does: what the current turn became, the model already has.
+        result = without_turn(result, current_turn(messages))
         rows = [
             _row(m.record, m.score)
             for m in result.memories
-            if matches(record_fields(m.record), args.filter)
+            if matches(record_fields(m.record), self.args.filter)
         ]
-        return fenced(rows[: args.limit])
-
-    @staticmethod
-    def checked(args: SearchMemory) -> None:
-        """A model's mistake in the arguments becomes an answer, not a failed run."""
-        try:
-            check_text(args.query, "query", MAX_TEXT_BYTES)
-            check_filter(args.filter)
-        except (TypeError, ValueError) as exc:
-            raise ToolException(f"{exc}; fix the arguments and call again") from None
-
-    # -- manage -------------------------------------------------------------
-
-    def create(self, who: Identity, args: ManageMemory) -> dict[str, Any]:
-        return {
-            "namespace": who.namespace,
-            "kind": Kind(args.kind),
-            "agent_id": who.agent_id,
-            "source_kind": SourceKind.AGENT_INFERRED,
-            "meta": {"origin": "memory_tool", "thread_id": who.thread_id or ""},
-        }
-
-    def claim_request(
-        self, who: Identity, args: ManageMemory, messages: list[Any] | None
-    ) -> None:
-        """Keep the user message a create or update came from out of capture.
-
-        The model turned that message into the memory it just wrote; capturing
-        the message as well (the middleware, the capture node) would leave a
-        second copy that a later correction of the first does not reach. The
-        claim is the one every capture path checks before it captures.
-        """
-        if args.action == "delete" or not messages:
-            return
-        asked = next((m for m in reversed(messages) if role(m) == HUMAN), None)
-        if asked is not None:
-            plain = plain_messages([asked])
-            self.memory.worker.claim(who.namespace, [message_key(m) for m in plain])
-
-    def owned(self, who: Identity, memory_id: str) -> MemoryRecord:
-        """The memory ``memory_id`` of this run's tenant and agent (never another's).
-
-        Another agent's private memory is answered as missing, exactly as
-        search hides it: its id alone must not let this agent change it.
-        """
-        record = self.memory.get(who.namespace, memory_id)
-        hidden = record is not None and bool(who.agent_id)
-        if hidden and record is not None:
-            hidden = not visible_to(record, who.agent_id or "")
-        if record is None or hidden or record.status.value == "deleted":
-            # A model's mistake: the tool answers it instead of failing the run.
-            raise ToolException(f"no memory with id {memory_id!r}: search for it first")
-        return record
-
-
-def _manage_checked(args: ManageMemory) -> None:
-    try:
-        if args.content is not None:
-            check_text(args.content, "content", MAX_TEXT_BYTES)
-        if args.id is not None:
-            check_text(args.id, "id", 64)
-    except (TypeError, ValueError) as exc:
-        raise ToolException(f"{exc}; fix the arguments and call again") from None
+        return fenced(rows[: self.args.limit])
 
 
 def _answer_mistake(error: Exception) -> str:
@@ -261,38 +185,38 @@ def search_memory_tool(
         JSON object ``{id, content, kind, when, confidence, score}`` a line,
         content made inert (see :func:`fenced`, :func:`rows_of`). Argument
         mistakes (a bad filter operator, a lone surrogate) are answered too.
+        Memories captured from the run's current turn are left out, as the
+        nodes' and the middleware's recall leaves them out.
     """
-    tools = _Tools(memory, identity, agent_id, strict)
+    who = Who("memory tools", agent_id, identity, strict)
 
     def search(
         query: str,
         config: RunnableConfig,
         limit: int = 5,
         filter: dict[str, Any] | None = None,
+        runtime: _Runtime = None,
     ) -> str:
         args = SearchMemory(query=query, limit=limit, filter=filter)
-        try:
-            who = tools.who(config)
-        except LookupError:
-            return "memory is unavailable for this run (no user)"
-        tools.checked(args)
-        result = memory.recall(query, **tools.recall_args(who, args))
-        return tools.found(args, result)
+        if (found := who.find(config)) is None:
+            return _UNAVAILABLE
+        search = _Search(args)
+        result = memory.recall(query, **search.recall_args(found))
+        return search.answer(result, _run_messages(runtime))
 
     async def asearch(
         query: str,
         config: RunnableConfig,
         limit: int = 5,
         filter: dict[str, Any] | None = None,
+        runtime: _Runtime = None,
     ) -> str:
         args = SearchMemory(query=query, limit=limit, filter=filter)
-        try:
-            who = await tools.awho(config)
-        except LookupError:
-            return "memory is unavailable for this run (no user)"
-        tools.checked(args)
-        result = await memory.arecall(query, **tools.recall_args(who, args))
-        return tools.found(args, result)
+        if (found := await who.afind(config)) is None:
+            return _UNAVAILABLE
+        search = _Search(args)
+        result = await memory.arecall(query, **search.recall_args(found))
+        return search.answer(result, _run_messages(runtime))
 
     return StructuredTool.from_function(
         func=search,
@@ -328,35 +252,12 @@ def manage_memory_tool(
 
     Returns:
         A tool taking :class:`ManageMemory` arguments; it answers what it did,
-        with the memory id.
+        with the memory id. A created memory is ``agent-inferred``, with
+        ``meta["origin"] == "memory_tool"``, the run's ``thread_id`` and as
+        ``source_ids`` the user message the call answers and the
+        ``AIMessage`` that made the call (``meta["tool_call_id"]`` too).
     """
-    tools = _Tools(memory, identity, agent_id, strict)
-
-    def run(who: Identity, args: ManageMemory) -> str:
-        _manage_checked(args)
-        if args.action == "create":
-            record = memory.remember(args.content or "", **tools.create(who, args))
-            return f"created memory {record.id}"
-        record = tools.owned(who, args.id or "")
-        if args.action == "update":
-            memory.update(who.namespace, record.id, content=args.content)
-            return f"updated memory {record.id}"
-        memory.forget(who.namespace, [record.id])
-        return f"deleted memory {record.id}"
-
-    async def arun(who: Identity, args: ManageMemory) -> str:
-        _manage_checked(args)
-        if args.action == "create":
-            record = await memory.aremember(
-                args.content or "", **tools.create(who, args)
-            )
-            return f"created memory {record.id}"
-        record = tools.owned(who, args.id or "")
-        if args.action == "update":
-            await memory.aupdate(who.namespace, record.id, content=args.content)
-            return f"updated memory {record.id}"
-        await memory.aforget(who.namespace, [record.id])
-        return f"deleted memory {record.id}"
+    who = Who("memory tools", agent_id, identity, strict)
 
     def manage(
         action: str,
@@ -364,15 +265,14 @@ def manage_memory_tool(
         content: str | None = None,
         id: str | None = None,
         kind: str = "fact",
-        messages: Annotated[list[Any] | None, InjectedState("messages")] = None,
+        runtime: _Runtime = None,
     ) -> str:
         args = ManageMemory(action=action, content=content, id=id, kind=kind)  # type: ignore[arg-type]
-        try:
-            who = tools.who(config)
-        except LookupError:
-            return "memory is unavailable for this run (no user)"
-        answer = run(who, args)
-        tools.claim_request(who, args, messages)
+        if (found := who.find(config)) is None:
+            return _UNAVAILABLE
+        call = call_in(_run_messages(runtime), _call_id(runtime))
+        answer = apply(memory, found, args, call)
+        claim_request(memory, found, args, call)
         return answer
 
     async def amanage(
@@ -381,15 +281,14 @@ def manage_memory_tool(
         content: str | None = None,
         id: str | None = None,
         kind: str = "fact",
-        messages: Annotated[list[Any] | None, InjectedState("messages")] = None,
+        runtime: _Runtime = None,
     ) -> str:
         args = ManageMemory(action=action, content=content, id=id, kind=kind)  # type: ignore[arg-type]
-        try:
-            who = await tools.awho(config)
-        except LookupError:
-            return "memory is unavailable for this run (no user)"
-        answer = await arun(who, args)
-        tools.claim_request(who, args, messages)
+        if (found := await who.afind(config)) is None:
+            return _UNAVAILABLE
+        call = call_in(_run_messages(runtime), _call_id(runtime))
+        answer = await aapply(memory, found, args, call)
+        claim_request(memory, found, args, call)
         return answer
 
     return StructuredTool.from_function(

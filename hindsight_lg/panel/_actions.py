@@ -45,10 +45,13 @@ def run_action(
         KeyError: an unknown action, or no such memory in ``namespace`` (or
             none ``reader`` may see).
         ValueError: what the engine refuses (empty correction, a superseded
-            memory, a lesson review on something that is not a lesson).
+            memory, a lesson review on something that is not a lesson, an id
+            prefix of several memories).
     """
     if action not in ACTIONS:
         raise KeyError(f"unknown action {action!r}; one of {', '.join(ACTIONS)}")
+    if memory_id:  # the id, or the unique prefix the CLI lists, among reader's
+        memory_id = memory.lifecycle.resolve_id(namespace, memory_id, reader)
     seen_by(memory, namespace, memory_id, reader)
     if action == "correct":
         fix = memory.correct(namespace, memory_id, text)

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from hindsight_lg.backends import InMemoryBackend
 from hindsight_lg.chat import FakeToolChatModel, echo_memories, tool_call
 from hindsight_lg.embeddings import HashingEmbedder
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
 
 
 class FrozenClock:
@@ -31,7 +35,7 @@ class FrozenClock:
 
 
 @contextmanager
-def capture_spans() -> Iterator[list]:  # type: ignore[type-arg]
+def capture_spans() -> Iterator[list[ReadableSpan]]:
     """Collect finished spans in a list, with a private tracer provider.
 
     The global provider is swapped only for the duration of the block, since
@@ -47,7 +51,7 @@ def capture_spans() -> Iterator[list]:  # type: ignore[type-arg]
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    spans: list = []  # type: ignore[type-arg]
+    spans: list[ReadableSpan] = []
     previous = trace._TRACER_PROVIDER
     trace._TRACER_PROVIDER = provider
     try:

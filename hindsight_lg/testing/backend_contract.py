@@ -19,6 +19,11 @@ LangGraph's checkpoint conformance suite is run against a saver::
 The backend is set up for :class:`~hindsight_lg.embeddings.HashingEmbedder`
 (384 dimensions). Each test uses a fresh namespace, so one backend can serve
 the whole class. Requires pytest.
+
+The tests are grouped by what they cover: records, filters and namespaces
+here, search in :mod:`._contract_search`, edges and the audit trail in
+:mod:`._contract_links`; the records and helpers they share, in
+:mod:`._contract_data`.
 """
 
 from __future__ import annotations
@@ -30,7 +35,6 @@ import pytest
 
 from hindsight_lg._text import terms
 from hindsight_lg.backends.base import MemoryBackend, Where
-from hindsight_lg.embeddings.hashing import HashingEmbedder
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -41,36 +45,20 @@ from hindsight_lg.model import (
     Status,
     Tier,
 )
-
-EMBEDDER = HashingEmbedder()
-T0 = 1_700_000_000.0
-
-
-def rec(namespace: str, content: str, **fields: object) -> MemoryRecord:
-    """A record with a hashing embedding of its content."""
-    dense = [float(x) for x in EMBEDDER.embed([content])[0]]
-    return MemoryRecord(namespace=namespace, content=content, dense=dense, **fields)  # type: ignore[arg-type]
-
-
-def put(backend: MemoryBackend, namespace: str, *records: MemoryRecord) -> None:
-    backend.upsert(namespace, list(records))
-    backend.flush()
+from hindsight_lg.testing._contract_data import (
+    EMBEDDER,
+    T0,
+    contents,
+    edge,
+    names,
+    put,
+    rec,
+)
+from hindsight_lg.testing._contract_links import LinksContract
+from hindsight_lg.testing._contract_search import SearchContract
 
 
-def contents(records: list[MemoryRecord]) -> list[str]:
-    return [r.content for r in records]
-
-
-def names(varied: dict[str, MemoryRecord], records: list[MemoryRecord]) -> set[str]:
-    by_id = {r.id: name for name, r in varied.items()}
-    return {by_id[r.id] for r in records}
-
-
-def edge(namespace: str, src: str, dst: str, t: EdgeType, w: float = 1.0) -> Edge:
-    return Edge(namespace, src, dst, t, w, T0)
-
-
-class BackendContract:
+class BackendContract(SearchContract, LinksContract):
     """The contract's tests; subclasses provide the ``backend`` fixture."""
 
     @pytest.fixture
@@ -281,89 +269,6 @@ class BackendContract:
         expected = {n for n, r in varied.items() if where.matches(r)}
         assert expected == names(varied, backend.query(namespace, where))
 
-    def test_dense_search_ranks_the_nearest_first(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """The record whose vector is the query's comes first with cosine ~1."""
-        texts = [
-            "I love hiking in the mountains",
-            "Redis caching is fine",
-            "我喜欢喝绿茶",
-        ]
-        put(backend, namespace, *(rec(namespace, t) for t in texts))
-        query = rec(namespace, "Redis caching is fine").dense
-        hits = backend.search_dense(namespace, query, Where(), limit=3)
-        assert "Redis caching is fine" == hits[0].record.content
-        assert 1.0 == pytest.approx(hits[0].score, abs=1e-4)
-        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-
-    def test_dense_search_with_vectors_returns_each_hits_vector(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """``vectors=True`` brings every hit's stored dense vector in the search."""
-        stored = [rec(namespace, t) for t in ("Redis caching", "green tea", "hiking")]
-        put(backend, namespace, *stored)
-        query = stored[0].dense
-        hits = backend.search_dense(namespace, query, Where(), limit=3, vectors=True)
-        by_id = {r.id: r.dense for r in stored}
-        assert sorted(by_id) == sorted(h.record.id for h in hits)
-        for h in hits:
-            np.testing.assert_allclose(h.record.dense, by_id[h.record.id], atol=1e-6)
-
-    def test_dense_search_applies_the_filter(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """Records the filter excludes are never returned, however similar."""
-        put(
-            backend,
-            namespace,
-            rec(namespace, "Redis caching", status=Status.SUPERSEDED),
-            rec(namespace, "Postgres tuning"),
-        )
-        hits = backend.search_dense(
-            namespace, rec(namespace, "Redis caching").dense, Where(), limit=5
-        )
-        assert ["Postgres tuning"] == [h.record.content for h in hits]
-
-    def test_lexical_search_finds_records_sharing_terms(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """BM25 returns records containing the query terms, best first, scores >= 0."""
-        put(
-            backend,
-            namespace,
-            rec(namespace, "Redis is fine for caching now"),
-            rec(namespace, "I went hiking with Lena"),
-            rec(namespace, "Redis cluster migration done, Redis everywhere"),
-        )
-        hits = backend.search_lexical(namespace, terms("Redis"), Where(), limit=5)
-        assert {
-            "Redis is fine for caching now",
-            "Redis cluster migration done, Redis everywhere",
-        } == {h.record.content for h in hits}
-        assert all(h.score > 0 for h in hits)
-
-    def test_lexical_search_handles_chinese_terms(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """Chinese bigrams are searchable terms."""
-        put(
-            backend,
-            namespace,
-            rec(namespace, "我下周三要去上海出差"),
-            rec(namespace, "我喜欢喝绿茶"),
-        )
-        hits = backend.search_lexical(namespace, ["上海", "出差"], Where(), limit=5)
-        assert ["我下周三要去上海出差"] == [h.record.content for h in hits]
-
-    def test_lexical_search_applies_the_filter_and_empty_terms(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """Filtered-out records and an empty term list give no lexical hits."""
-        put(backend, namespace, rec(namespace, "Redis old", status=Status.SUPERSEDED))
-        assert [] == backend.search_lexical(namespace, terms("Redis"), Where(), limit=5)
-        assert [] == backend.search_lexical(namespace, [], Where(statuses=()), limit=5)
-
     def test_delete_removes_records_and_counts_existing(
         self, backend: MemoryBackend, namespace: str
     ) -> None:
@@ -374,74 +279,6 @@ class BackendContract:
         backend.flush()
         assert [] == backend.get(namespace, [a.id])
         assert [b.id] == [r.id for r in backend.query(namespace, Where())]
-
-    def test_edges_of_a_frontier_touch_either_end(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """Edges with a frontier id at either end come back; others do not."""
-        edges = [
-            edge(namespace, "a", "b", EdgeType.CAUSES),
-            edge(namespace, "c", "a", EdgeType.PRECEDES),
-            edge(namespace, "d", "e", EdgeType.SEMANTIC),
-            edge(namespace, "b", "f", EdgeType.SUPERSEDES),
-        ]
-        backend.add_edges(namespace, edges)
-        backend.flush()
-        got = backend.edges(namespace, ["a", "f"])
-        assert {edges[0].key, edges[1].key, edges[3].key} == {e.key for e in got}
-        typed = backend.edges(namespace, ["a", "f"], types=[EdgeType.CAUSES])
-        assert [edges[0]] == typed
-        assert [] == backend.edges(namespace, [])
-
-    def test_add_edges_replaces_the_same_src_type_dst(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """One edge per (src, type, dst): re-adding updates its weight."""
-        backend.add_edges(namespace, [edge(namespace, "a", "b", EdgeType.CAUSES, 0.3)])
-        backend.add_edges(namespace, [edge(namespace, "a", "b", EdgeType.CAUSES, 0.9)])
-        backend.flush()
-        assert [0.9] == [e.weight for e in backend.edges(namespace, ["a"])]
-
-    def test_delete_edges_removes_edges_touching_ids(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """delete_edges removes every edge with either end in ids and counts them."""
-        backend.add_edges(
-            namespace,
-            [
-                edge(namespace, "a", "b", EdgeType.CAUSES),
-                edge(namespace, "c", "a", EdgeType.PRECEDES),
-                edge(namespace, "c", "d", EdgeType.PRECEDES),
-            ],
-        )
-        backend.flush()
-        assert 2 == backend.delete_edges(namespace, ["a"])
-        backend.flush()
-        assert [("c", "d")] == [
-            (e.src, e.dst) for e in backend.edges(namespace, ["a", "c"])
-        ]
-
-    def test_audit_appends_reads_oldest_first_and_purges(
-        self, backend: MemoryBackend, namespace: str
-    ) -> None:
-        """Audit entries read back oldest first, per memory, and purge selectively."""
-        entries = [
-            AuditEntry(namespace, "m2", "merge", T0 + 5, {"content": "later"}),
-            AuditEntry(namespace, "m1", "create", T0, {"content": "first"}),
-            AuditEntry(namespace, "m2", "create", T0 + 1, {"content": "second"}),
-        ]
-        backend.append_audit(namespace, entries)
-        backend.flush()
-        assert ["first", "second", "later"] == [
-            a.detail["content"] for a in backend.audit(namespace)
-        ]
-        assert ["create", "merge"] == [a.op for a in backend.audit(namespace, "m2")]
-        assert 2 == backend.purge_audit(namespace, ["m2"])
-        backend.flush()
-        assert ["m1"] == [a.memory_id for a in backend.audit(namespace)]
-        assert 1 == backend.purge_audit(namespace)
-        backend.flush()
-        assert [] == backend.audit(namespace)
 
     def test_namespaces_and_count(self, backend: MemoryBackend, namespace: str) -> None:
         """A namespace with records is listed and counted; an empty one is not."""
@@ -499,3 +336,15 @@ class BackendContract:
         assert [] == backend.search_lexical(ns, ["x"], Where(), limit=5)
         assert [] == backend.audit(ns)
         assert 0 == backend.count(ns, Where())
+
+
+__all__ = [
+    "EMBEDDER",
+    "T0",
+    "BackendContract",
+    "contents",
+    "edge",
+    "names",
+    "put",
+    "rec",
+]

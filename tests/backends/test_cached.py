@@ -241,6 +241,23 @@ def test_an_expiring_cache_leaves_dense_search_to_the_store() -> None:
     assert counting.searches == 1
 
 
+def test_an_expiring_cache_finds_a_memory_another_process_wrote() -> None:
+    """A get by id misses nothing another replica wrote after the cache loaded."""
+    inner = InMemoryBackend()
+    cache = CachedBackend(inner, ttl_s=10.0)
+    [first, other] = _records(2)
+    cache.upsert("u", [first])
+    assert [first.id] == [r.id for r in cache.get("u", [first.id])]  # loaded
+    inner.upsert("u", [other])  # another process, past this cache
+    got = cache.get("u", [first.id, other.id, other.id, "gone"])
+    assert [first.id, other.id] == [r.id for r in got]
+    exact = CachedBackend(InMemoryBackend())  # one process: the cache is the truth
+    exact.upsert("u", [first])
+    exact.get("u", [first.id])
+    exact.inner.upsert("u", [other])
+    assert [] == exact.get("u", [other.id])
+
+
 def test_cache_memory_stays_within_max_bytes() -> None:
     """Namespaces are evicted beyond max_bytes; one larger than it goes to the store."""
     inner = InMemoryBackend()

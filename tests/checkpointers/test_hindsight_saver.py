@@ -220,12 +220,16 @@ def test_replay_and_fork_never_capture_twice(memory: HindsightMemory) -> None:
     assert len(ids) == len(set(ids))
 
 
-def test_restart_captures_only_new_messages(memory: HindsightMemory) -> None:
-    """A new process (fresh claims) over the same thread captures only the new turn."""
+@pytest.mark.parametrize("first_id", [None, "m" * 600, "m\x001"])
+def test_restart_captures_only_new_messages(
+    memory: HindsightMemory, first_id: str | None
+) -> None:
+    """A new process (fresh claims) over the same thread captures only the new
+    turn, whatever the earlier message's id (one capture cuts or cleans too)."""
     inner = InMemorySaver()
     backend = memory.backend
     _graph(HindsightSaver(inner, memory)).invoke(
-        {"messages": [HumanMessage(FACT)]}, _cfg("t1")
+        {"messages": [HumanMessage(FACT, id=first_id)]}, _cfg("t1")
     )
     memory.flush()
     restarted = HindsightMemory(backend, HashingEmbedder())

@@ -147,11 +147,25 @@ def test_default_falls_back_to_hashing_with_a_warning(
 ) -> None:
     """With no model at all, hashing is used and a visible warning says so."""
     monkeypatch.setattr(embeddings, "_flag_installed", lambda: False)
+    monkeypatch.setattr(embeddings, "tokenizers_installed", lambda: False)
     monkeypatch.setattr(embeddings, "e5_installed", lambda: False)
     with pytest.warns(UserWarning, match="hashing embedder") as record:
         chosen = default_embedder()
     assert isinstance(chosen, HashingEmbedder)
     assert "hindsight-lg[bge,offline-model]" in str(record[0].message)
+
+
+def test_minilm_serves_without_flagembedding_when_numpy_can_run_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without FlagEmbedding the packaged MiniLM is still the default's English half."""
+    monkeypatch.setattr(embeddings, "_flag_installed", lambda: False)
+    monkeypatch.setattr(embeddings, "is_cached", lambda name: False)
+    chosen = default_embedder()
+    assert isinstance(chosen, embeddings.BilingualEmbedder)
+    assert embeddings.BILINGUAL_ID == chosen.model_id
+    assert isinstance(chosen.english, FlagEmbeddingEmbedder)
+    assert (chosen.english.engine, chosen.english.loaded) == ("numpy", False)
 
 
 def test_unknown_name_is_treated_as_a_model_path_and_fails_fast() -> None:
@@ -174,12 +188,13 @@ def test_import_does_not_load_torch_or_flagembedding() -> None:
 
 
 @pytest.mark.slow
-def test_minilm_embeddings_match_flagembedding_encode(
-    minilm: FlagEmbeddingEmbedder,
-) -> None:
-    """The embedder's own batching gives FlagEmbedding's vectors, in input order."""
+def test_minilm_embeddings_match_flagembedding_encode() -> None:
+    """The FlagEmbedding engine's own batching gives FlagModel.encode's vectors, in order."""
     from hindsight_lg.embeddings.base import normalize
 
+    path = embeddings.minilm_path()
+    assert path is not None
+    minilm = FlagEmbeddingEmbedder(path, pooling_method="mean", engine="flagembedding")
     texts = ["short", "a much longer sentence about a wedding in Lisbon in June"] * 3
     texts += [f"note number {i} about hiking" for i in range(70)]
     ours = minilm.embed(texts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight_lg.embeddings.flag import _PAD_SLACK, length_batches
+from hindsight_lg.embeddings.batches import _PAD_SLACK, length_batches
 
 
 def test_a_whole_turn_does_not_pad_its_sentences() -> None:

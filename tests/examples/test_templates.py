@@ -100,3 +100,17 @@ def test_example_scripts_run_the_packaged_templates(
     monkeypatch.setenv("HINDSIGHT_URI", ":memory:")
     runpy.run_path(str(EXAMPLES / script), run_name="__main__")
     assert "->" in capsys.readouterr().out
+
+
+def test_support_recalls_what_its_memory_tool_saved(memory: HindsightMemory) -> None:
+    """The note manage_memory saved in ticket t1 comes back in t2, marked, and only there."""
+    module = _load("customer_support.py")
+    replies = module.run(memory, module.offline_model(), out=lambda _: None)
+    [note] = [
+        r for r in memory.list_memories("c-17") if r.meta.get("origin") == "memory_tool"
+    ]
+    assert note.content == "contact me by email, no calls."
+    assert (note.source_kind.value, note.thread_id) == ("agent-inferred", "t1")
+    assert f"{note.content} (agent-inferred)" in replies[1]
+    assert "email" not in replies[2]
+    assert memory.list_memories("c-17", kinds=["experience"]) == []

@@ -207,3 +207,37 @@ def test_a_change_of_view_on_one_thing_leaves_other_likes_alone(
     )
     current = {r.id for r in memory.list_memories(namespace)}
     assert hiking.id in current
+
+
+def test_giving_up_what_a_preference_named_supersedes_it_across_kinds(
+    memory: HindsightMemory, namespace: str, clock: FrozenClock
+) -> None:
+    """ "I don't eat meat any more" (an event) retires "meat is my favourite food"."""
+    old, new = _change(
+        memory,
+        namespace,
+        clock,
+        "I love eating steak, meat is my favourite food.",
+        "I don't eat meat any more.",
+    )
+    assert old.kind != new.kind
+    history = {r.id: r for r in memory.list_memories(namespace, history=True)}
+    assert (Status.SUPERSEDED, new.id) == (
+        history[old.id].status,
+        history[old.id].superseded_by,
+    )
+
+
+def test_moving_to_something_that_is_no_place_sets_no_residence(
+    memory: HindsightMemory, namespace: str, clock: FrozenClock
+) -> None:
+    """A move of the user's home leaves "we moved to a managed cluster" current."""
+    old, _ = _change(
+        memory,
+        namespace,
+        clock,
+        "Actually Redis is fine for caching now, we moved to a managed cluster.",
+        "I moved from Berlin to Munich.",
+    )
+    history = {r.id: r for r in memory.list_memories(namespace, history=True)}
+    assert Status.ACTIVE == history[old.id].status

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hindsight_lg import HindsightMemory, MemoryRecord, Policy
 from hindsight_lg.backends.memory import InMemoryBackend
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder
-from hindsight_lg.memory.recall.result import (
-    Candidate,
-    build_probe,
-    mark_speakers,
-    similarity,
-)
+from hindsight_lg.embeddings.base import Vectors
+from hindsight_lg.memory.recall.result import Candidate, build_probe, mark_speakers
+from hindsight_lg.memory.recall.scoring import similarity
 from hindsight_lg.testing import FrozenClock, HashingEmbedder
 
 TURNS = [
@@ -201,3 +200,74 @@ def test_a_private_question_never_becomes_a_shared_answers_context(
         r for r in memory.list_memories("u", agent_id="a1") if r.content[:3] == "Yes"
     )
     assert "Lisbon" not in answer.meta.get("context", "")
+
+
+class _Counting(HashingEmbedder):
+    """Records every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts += texts
+        return super().embed(texts)
+
+
+LONG_REPLY = " ".join(
+    f"Step {n}: water the {plant} every {days} days and keep it out of direct sun."
+    for n, (plant, days) in enumerate(
+        [
+            ("fern", 3),
+            ("basil", 2),
+            ("cactus", 14),
+            ("orchid", 7),
+            ("ivy", 5),
+            ("mint", 2),
+            ("aloe", 10),
+            ("rosemary", 4),
+            ("lavender", 6),
+        ],
+        start=1,
+    )
+)
+
+
+def test_a_long_turn_is_its_sentences_mean_not_one_more_model_pass() -> None:
+    """Past context_pass_chars the turn is not embedded again; its events still
+    carry it (the mean of their own vectors), so they sit nearer each other."""
+    assert len(LONG_REPLY) > Policy().context_pass_chars
+    counting = _Counting()
+    memory = HindsightMemory(InMemoryBackend(), counting, clock=FrozenClock())
+    memory.capture(LONG_REPLY, namespace="u", speaker="assistant")
+    assert not [t for t in counting.texts if len(t) > 200]
+    blended = memory.list_memories("u")
+    plain = HindsightMemory(
+        InMemoryBackend(),
+        HashingEmbedder(),
+        clock=FrozenClock(),
+        policy=Policy(context_weight=0.0),
+    )
+    plain.capture(LONG_REPLY, namespace="u", speaker="assistant")
+    alone = plain.list_memories("u")
+    assert len(blended) == len(alone) > 5
+
+    def spread(of: HindsightMemory, records: list[MemoryRecord]) -> float:
+        """The sum of cosines over every pair of the turn's events."""
+        got = of.backend.get("u", [r.id for r in records], vectors=True)
+        vs = [r.dense for r in got]
+        return sum(
+            sum(a * b for a, b in zip(vs[i], vs[j], strict=True))
+            for i in range(len(vs))
+            for j in range(i)
+        )
+
+    assert spread(memory, blended) > spread(plain, alone)
+
+
+def test_a_short_turn_is_still_embedded_whole_for_its_context() -> None:
+    """Under context_pass_chars the turn is one more text of the same call."""
+    counting = _Counting()
+    memory = HindsightMemory(InMemoryBackend(), counting, clock=FrozenClock())
+    memory.capture(TURN, namespace="u", speaker="Mel")
+    assert f"Mel: {TURN}" in counting.texts

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from hindsight_lg import HindsightMemory, Kind, Status
+from hindsight_lg.backends.base import Where
 from hindsight_lg.memory.lifecycle import CorrectionFactors
-from hindsight_lg.model import EdgeType
-from hindsight_lg.testing import capture_spans
+from hindsight_lg.model import EdgeType, entity_id
+from hindsight_lg.testing import HashingEmbedder, capture_spans
 
 
 def _seed(memory: HindsightMemory, namespace: str) -> dict[str, str]:
@@ -215,3 +216,46 @@ def test_cascade_spares_other_agents_private_memories(
     assert mine.id in fix.weakened and theirs.id not in fix.weakened
     kept = memory.get(namespace, theirs.id)
     assert kept is not None and kept.importance == theirs.importance
+
+
+def test_a_correction_is_read_from_its_own_words(
+    memory: HindsightMemory, namespace: str, hashing: HashingEmbedder
+) -> None:
+    """Entities, slot, summary, vector and lexical matches come from the new text."""
+    [old] = memory.capture("I live in Berlin.", namespace=namespace, speaker="user")
+    fix = memory.correct(namespace, old.id, "I live in Munich.")
+    new = memory.get(namespace, fix.memory.id)
+    assert new is not None
+    assert (["Munich"], "user/residence") == (new.entities, new.meta.get("slot"))
+    assert "I live in Munich." == new.summary
+    [stored] = memory.backend.get(namespace, [new.id], vectors=True)
+    assert hashing.embed(["I live in Munich."])[0] == pytest.approx(stored.dense)
+    mentions = memory.edges(namespace, new.id)
+    assert {entity_id("Munich")} == {
+        e.dst for e in mentions if e.type is EdgeType.MENTIONS
+    }
+    found = {
+        word: [
+            h.record.id
+            for h in memory.backend.search_lexical(namespace, [word], Where(), limit=5)
+        ]
+        for word in ("berlin", "munich")
+    }
+    assert {"berlin": [], "munich": [new.id]} == found
+
+
+def test_an_update_of_the_words_is_read_from_the_new_words(
+    memory: HindsightMemory, namespace: str
+) -> None:
+    """``update(content=...)`` re-reads entities and slot, keeping other meta."""
+    [old] = memory.capture("I live in Berlin.", namespace=namespace, speaker="user")
+    memory.update(namespace, old.id, content="I live in Munich.", meta={"origin": "t"})
+    new = memory.get(namespace, old.id)
+    assert new is not None
+    assert ["Munich"] == new.entities
+    assert {"origin": "t", "slot": "user/residence"} == new.meta
+    found = [
+        h.record.id
+        for h in memory.backend.search_lexical(namespace, ["berlin"], Where(), limit=5)
+    ]
+    assert [] == found

@@ -189,7 +189,7 @@ def test_a_failing_submitted_capture_is_quarantined_not_replayed(
     """A queued capture that raises is moved to the dead letters, so reopening is clean."""
     backend = InMemoryBackend()
     memory = _memory(backend, tmp_path / "s.spool")
-    durable = memory._durable
+    durable = memory._parts().durable
     assert durable is not None
     real = durable._write
 
@@ -216,8 +216,8 @@ def test_capture_returns_records_that_recall_sees_before_the_batch_is_written(
     """With group commit the caller gets its records and reads them at once."""
     backend = InMemoryBackend()
     memory = _memory(backend, tmp_path / "s.spool")
-    assert isinstance(memory._group, GroupCommit)
-    memory._group.interval_s = 60.0  # nothing is committed by the timer here
+    assert isinstance(memory._parts().group, GroupCommit)
+    memory._parts().group.interval_s = 60.0  # nothing is committed by the timer here
     [record] = memory.capture("I prefer green tea over coffee", namespace="u")
     assert backend.get("u", [record.id]) == []  # staged, not written yet
     found = memory.recall("green tea", namespace="u", timeout=None)
@@ -231,7 +231,7 @@ def test_a_crash_before_the_batch_is_written_replays_each_capture_once(
     """Staged captures lost to a crash come back from the spool, exactly once."""
     backend = InMemoryBackend()
     first = _memory(backend, tmp_path / "s.spool")
-    first._group.interval_s = 60.0  # type: ignore[union-attr]
+    first._parts().group.interval_s = 60.0  # type: ignore[union-attr]
     texts = [f"My friend number {i} lives in city {i}" for i in range(5)]
     for text in texts:
         first.capture(text, namespace="u")
@@ -254,10 +254,10 @@ def test_back_to_back_captures_share_one_flush(tmp_path: Path) -> None:
             flushes.append(1)
 
     memory = _memory(Counting(), tmp_path / "s.spool", cache=False)
-    memory._group.interval_s = 60.0  # type: ignore[union-attr]
+    memory._parts().group.interval_s = 60.0  # type: ignore[union-attr]
     for i in range(20):
         memory.capture(f"Note {i}: I visited museum number {i}", namespace="u")
-    memory._group.sync()  # type: ignore[union-attr]
+    memory._parts().group.sync()  # type: ignore[union-attr]
     assert 1 <= len(flushes) <= 2
     memory.close()
 

@@ -59,6 +59,36 @@ def test_filler_is_below_the_promotion_threshold(filler: str) -> None:
     assert event.salience < 0.3
 
 
+@pytest.mark.parametrize(
+    "managing",
+    [
+        "Would you like to continue?",
+        "Please take all the time you need.",
+        "Feel free to reach out anytime.",
+        "Let me know if you have any other questions!",
+        "Thanks for listening.",
+    ],
+)
+def test_words_that_only_run_the_conversation_are_not_promoted(managing: str) -> None:
+    """Offers and invitations that open and close a long reply score under 0.3."""
+    [event] = extract(managing, speaker="assistant", ref_time=REF).events
+    assert event.salience < 0.3
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I need help with my thesis.",
+        "Let's start with the food in Rostock.",
+        "I like tea.",
+    ],
+)
+def test_a_managing_word_beside_content_keeps_the_statement(said: str) -> None:
+    """A statement that names its subject is kept whatever else it says."""
+    [event] = extract(said, speaker="user", ref_time=REF).events
+    assert event.salience >= 0.3
+
+
 def test_salience_rises_with_entities_and_time() -> None:
     """Named entities and a time expression make an event more worth keeping."""
     plain = salience("we went out", Kind.EVENT, [], False)

@@ -73,7 +73,7 @@ def test_a_refused_tenant_is_quarantined_and_others_go_on(tmp_path: Path) -> Non
     good = memory.capture("I prefer green tea over coffee", namespace="good")
     for _ in range(4):  # each round strikes the refused tenant once
         try:
-            memory._group.sync()  # type: ignore[union-attr]
+            memory._parts().group.sync()  # type: ignore[union-attr]
         except StoreError:
             pass
     spool = memory.spool
@@ -100,7 +100,7 @@ def test_a_refusal_that_is_no_store_error_is_quarantined_at_once(
     memory = _spooled(Strict(), tmp_path / "s.spool")
     memory.capture("My sister Ana lives in Lisbon", namespace="bad")
     memory.capture("My brother Leo lives in Porto", namespace="good")
-    memory._group.sync()  # type: ignore[union-attr]  # one round, no retry
+    memory._parts().group.sync()  # type: ignore[union-attr]  # one round, no retry
     memory.flush()
     spool = memory.spool
     assert spool is not None

@@ -61,7 +61,7 @@ def test_forget_right_after_capture_leaves_no_marker_or_record(tmp_path: Path) -
     memory = HindsightMemory(
         InMemoryBackend(), HashingEmbedder(dim=64), spool=tmp_path / "s.spool"
     )
-    memory._group.interval_s = 60.0  # type: ignore[union-attr]
+    memory._parts().group.interval_s = 60.0  # type: ignore[union-attr]
     memory.capture(ADDRESS, namespace="u")
     report = forget_namespace(memory, "u", verify=True)
     assert report.clean, report.left

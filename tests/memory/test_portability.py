@@ -402,3 +402,34 @@ def test_any_reordering_or_drop_of_lines_is_refused(
     with pytest.raises(ValueError):
         import_namespace(target, [header, *body], namespace="u")
     assert [] == target.backend.namespaces()
+
+
+def test_a_failed_cli_import_leaves_no_new_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Importing a file that is no export fails and creates no store, spool or lock."""
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"hello": 1}\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    db = str(tmp_path / "new.db")
+    assert 2 == main(
+        ["import", "--uri", db, "-n", "u", "--embedder", "hashing", str(notes)]
+    )
+    assert "not a hindsight-lg-export file" in capsys.readouterr().err
+    assert before == sorted(p.name for p in tmp_path.iterdir())
+
+
+def test_import_opens_the_memory_only_for_a_file_that_checks_out() -> None:
+    """Given a function that opens the memory, import calls it once the file is valid."""
+    opened: list[HindsightMemory] = []
+
+    def opener() -> HindsightMemory:
+        opened.append(_memory())
+        return opened[-1]
+
+    with pytest.raises(ValueError):
+        import_namespace(opener, ['{"hello": 1}'], namespace="u")
+    assert [] == opened
+    stats = import_namespace(opener, _exported(), namespace="u")
+    assert (1, 2) == (len(opened), stats.records)
+    assert 2 == len(opened[0].list_memories("u"))

@@ -8,10 +8,11 @@ import pytest
 
 from hindsight_lg import HindsightMemory, Policy
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder
-from hindsight_lg.memory.language.asking import asks_for_many
+from hindsight_lg.memory.language.asking import asks_for_many, with_its_mark
 from hindsight_lg.memory.recall.assembly import assemble, near_lines
 from hindsight_lg.memory.recall.result import Candidate, build_probe
 from hindsight_lg.model import MemoryRecord
+from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
 
 DAY = 86400.0
 START = 1_700_000_000.0
@@ -155,3 +156,33 @@ def test_explain_says_how_the_question_was_read(
         "recall 'What books has Ann read?' (asked: gather):"
     )
     assert explain_tree(fact).startswith("recall 'When did Ann read Dune?': ")
+
+
+@pytest.mark.parametrize(
+    ("typed", "embedded"),
+    [
+        ("where does Maya live", "where does Maya live?"),
+        ("is the user vegetarian", "is the user vegetarian?"),
+        ("How many times did we hike  ", "How many times did we hike?"),
+        ("Where does Maya live?", "Where does Maya live?"),
+        ("Does she like tea.", "Does she like tea."),
+        ("list the user's food restrictions", "list the user's food restrictions"),
+        ("user food preferences", "user food preferences"),
+        ("我住在哪里", "我住在哪里"),
+    ],
+)
+def test_a_question_typed_without_its_mark_is_embedded_with_it(
+    typed: str, embedded: str
+) -> None:
+    """An English question without "?" gets one; anything else is unchanged."""
+    assert embedded == with_its_mark(typed)
+
+
+def test_the_dense_path_embeds_a_bare_question_with_its_mark() -> None:
+    """What the dense path embeds for "where does Maya live" is the question
+    as it reads with its mark (less the person it names), as for "...?"."""
+    with HindsightMemory(InMemoryBackend(), HashingEmbedder()) as memory:
+        searcher = memory._parts().searcher
+        bare = searcher._dense_text(build_probe("where does Maya live", now=START))
+        marked = searcher._dense_text(build_probe("where does Maya live?", now=START))
+    assert ("where does live?", "where does live?") == (bare, marked)

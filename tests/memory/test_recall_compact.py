@@ -13,12 +13,8 @@ from hindsight_lg.memory.recall.assembly import (
     novel_first,
     whole_turns_first,
 )
-from hindsight_lg.memory.recall.result import (
-    Candidate,
-    fuse_ranks,
-    line_text,
-    render_line,
-)
+from hindsight_lg.memory.recall.result import Candidate, line_text, render_line
+from hindsight_lg.memory.recall.scoring import fuse_ranks
 from hindsight_lg.model import MemoryRecord
 
 

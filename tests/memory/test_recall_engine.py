@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from hindsight_lg import Edge, EdgeType, HindsightMemory, Kind, MemoryRecord, Policy
 from hindsight_lg.backends.memory import InMemoryBackend
-from hindsight_lg.memory.recall.result import Candidate, score, size_k
+from hindsight_lg.memory.recall.result import Candidate, size_k
+from hindsight_lg.memory.recall.scoring import score
 from hindsight_lg.testing import FrozenClock, HashingEmbedder
 
 NOW = 1_700_000_000.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from hindsight_lg import HindsightMemory, Kind
 from hindsight_lg.memory.jobs.reflect import Reflection, reflect, reflect_later
@@ -225,3 +225,47 @@ def test_a_correction_counts_only_after_an_answer(memory: HindsightMemory) -> No
     ]
     result = reflect(memory, run, namespace="u1", recalled_ids=[fact])
     assert (result.used, result.misleading, result.lesson) == ([fact], [], "")
+
+
+def _saved_by_the_tool_last_turn(
+    memory: HindsightMemory, now: str
+) -> tuple[str, list[object]]:
+    """A memory manage_memory wrote from the previous message, and the run after it.
+
+    The tool's memory carries no source ids here (as the tool wrote it before
+    it attributed its memories), so only the run's messages can tell.
+    """
+    told = "I prefer window seats on flights"
+    saved = memory.remember(
+        told, namespace="u1", kind="preference", meta={"origin": "memory_tool"}
+    )
+    call = tool_call("manage_memory", {"action": "create", "content": told}, "c1")
+    run = [
+        HumanMessage(told, id="h1"),
+        call,
+        ToolMessage(f"created memory {saved.id}", tool_call_id="c1", id="t1"),
+        AIMessage("Saved.", id="a1"),
+        HumanMessage(now, id="h2"),
+        AIMessage("Noted.", id="a2"),
+    ]
+    return saved.id, run
+
+
+def test_the_previous_turns_message_is_no_restatement(memory: HindsightMemory) -> None:
+    """What the tool saved from the previous message was not repeated: no lesson."""
+    _, run = _saved_by_the_tool_last_turn(memory, "I'm vegetarian and I love tofu.")
+    query = "I'm vegetarian and I love tofu."
+    result = reflect(memory, run, namespace="u1", recalled_ids=[], query=query)
+    assert (result.missed, result.lesson, result.experience_id) == ([], "", None)
+
+
+def test_restating_a_tool_saved_memory_this_turn_is_a_missed_lesson(
+    memory: HindsightMemory,
+) -> None:
+    """The same memory repeated in this run's own message, not recalled, is a miss."""
+    saved, run = _saved_by_the_tool_last_turn(
+        memory, "Book my flight to Oslo. I prefer window seats on flights!"
+    )
+    result = reflect(memory, run, namespace="u1", recalled_ids=[])
+    assert result.missed == [saved]
+    assert "the user had to repeat it" in result.lesson

@@ -118,7 +118,9 @@ def test_replay_after_finished_capture_does_not_duplicate(tmp_path: Path) -> Non
     first = _memory(backend, tmp_path / "a.spool")
     first.capture(text, namespace="u", capture_id=None)
     cid = first.spool.append({"messages_or_text": text, "namespace": "u"})  # type: ignore[union-attr]
-    first._durable.run(cid, {"messages_or_text": text, "namespace": "u"}, check=False)  # type: ignore[union-attr]
+    first._parts().durable.run(
+        cid, {"messages_or_text": text, "namespace": "u"}, check=False
+    )  # type: ignore[union-attr]
     first.flush()  # the group commit writes the records and the marker
     audit_before = len(backend.audit("u"))
     crashed = Spool(tmp_path / "b.spool")

@@ -9,7 +9,10 @@ from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.embeddings import FlagEmbeddingEmbedder
 from hindsight_lg.memory.recall.calibration import PAIRS, measure
 from hindsight_lg.memory.recall.relevance import rule_for as relevance_rule
-from hindsight_lg.memory.recall.wake import rule_for, wakes
+from hindsight_lg.memory.recall.result import Candidate
+from hindsight_lg.memory.recall.scoring import rank_order, score
+from hindsight_lg.memory.recall.wake import boosted, rule_for, wakes
+from hindsight_lg.model import MemoryRecord
 from hindsight_lg.testing import FrozenClock, HashingEmbedder, InMemoryBackend
 
 TOLD = [
@@ -141,3 +144,42 @@ def test_a_top_hit_must_also_be_near_the_best() -> None:
     """Clearing the floor is not enough: the hit must reach the share of the best."""
     assert wakes(0.5, 0.9, 0.3, 0.9)[0] is False
     assert wakes(0.85, 0.9, 0.3, 0.9)[0] is True
+
+
+def test_a_woken_memory_ranks_first_with_a_score_of_at_most_one() -> None:
+    """The wake boost lifts a cold memory above active ones; its score stays in 0-1."""
+    memory = HindsightMemory(InMemoryBackend(), HashingEmbedder(), clock=FrozenClock())
+    [tea] = memory.capture("I prefer jasmine tea over coffee.", namespace="u")
+    memory.capture("I prefer green tea in the afternoon.", namespace="u")
+    memory.update("u", tea.id, status=Status.COLD)
+    found = memory.recall(
+        "I prefer jasmine tea over coffee.", namespace="u", timeout=None, explain=True
+    )
+    assert tea.id == found.ids[0]
+    assert [] == [m.score for m in found.memories if not 0.0 <= m.score <= 1.0]
+    assert found.explanation is not None
+    shown = found.explanation[tea.id]
+    assert 1.0 == pytest.approx(shown["score"])
+    assert 1.0 < shown["wake"] < Policy().cold_wake_boost
+
+
+def test_woken_memories_capped_at_one_keep_the_order_of_their_boost() -> None:
+    """Two woken memories that both reach 1 rank as their boosted scores did."""
+    policy, now = Policy(), 1_700_000_000.0
+
+    def candidate(text: str, dense: float, woken: bool) -> Candidate:
+        record = MemoryRecord("u", text, importance=0.8, event_time=now)
+        return Candidate(record, paths={"dense": dense}, woken=woken)
+
+    # Contents in the other order: a tie at 1.0 broken by content would flip them.
+    pool = [candidate("a weaker", 0.8, True), candidate("b stronger", 0.9, True)]
+    pool.append(candidate("c active", 0.95, False))
+    scores = [score(c, policy, now) for c in pool]
+    assert [1.0, 1.0] == scores[:2] and scores[2] < 1.0
+    order = [c.record.content for c in sorted(pool, key=rank_order)]
+    assert ["b stronger", "a weaker", "c active"] == order
+
+
+def test_the_boost_caps_at_one() -> None:
+    """boosted() returns the shown score, capped at 1, and the uncapped rank."""
+    assert ((0.6, 0.6), (1.0, 1.5)) == (boosted(0.3, 2.0), boosted(0.75, 2.0))

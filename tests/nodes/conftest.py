@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -52,6 +53,32 @@ def model() -> FakeToolChatModel:
 GraphFactory = Callable[..., Any]
 
 
+def _compiled(
+    memory: HindsightMemory,
+    model: FakeToolChatModel,
+    tools: list[BaseTool],
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    **options: Any,
+) -> Any:
+    """recall -> agent (with a tool loop over ``tools``) -> capture -> reflect."""
+    bound = model.bind_tools(tools)
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    async def aagent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", RunnableLambda(agent, afunc=aagent))
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    add_hindsight(builder, memory=memory, **options)
+    return builder.compile(checkpointer=checkpointer)
+
+
 @pytest.fixture
 def make_graph(memory: HindsightMemory, model: FakeToolChatModel) -> GraphFactory:
     """Build recall -> agent (with a tool loop) -> capture -> reflect, compiled."""
@@ -59,23 +86,20 @@ def make_graph(memory: HindsightMemory, model: FakeToolChatModel) -> GraphFactor
     def build(
         checkpointer: BaseCheckpointSaver[Any] | None = None, **options: Any
     ) -> Any:
-        bound = model.bind_tools([lookup])
+        return _compiled(memory, model, [lookup], checkpointer, **options)
 
-        def agent(state: MessagesState) -> dict[str, Any]:
-            return {"messages": [bound.invoke(state["messages"])]}
+    return build
 
-        async def aagent(state: MessagesState) -> dict[str, Any]:
-            return {"messages": [await bound.ainvoke(state["messages"])]}
 
-        from langchain_core.runnables import RunnableLambda
+@pytest.fixture
+def tool_graph(memory: HindsightMemory) -> GraphFactory:
+    """Build the same graph with other tools and a model scripted by ``respond``."""
 
-        builder = StateGraph(MessagesState)
-        builder.add_node("agent", RunnableLambda(agent, afunc=aagent))
-        builder.add_node("tools", ToolNode([lookup]))
-        builder.add_edge(START, "agent")
-        builder.add_conditional_edges("agent", tools_condition)
-        builder.add_edge("tools", "agent")
-        add_hindsight(builder, memory=memory, **options)
-        return builder.compile(checkpointer=checkpointer)
+    def build(
+        respond: Callable[[list[BaseMessage]], AIMessage],
+        tools: list[BaseTool],
+        **options: Any,
+    ) -> Any:
+        return _compiled(memory, FakeToolChatModel(respond=respond), tools, **options)
 
     return build

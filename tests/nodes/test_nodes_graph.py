@@ -181,6 +181,22 @@ def test_state_mode_writes_the_block_to_a_state_key(memory: HindsightMemory) -> 
     assert [m.type for m in out["messages"]] == ["human"]
 
 
+def test_a_turn_that_recalls_nothing_clears_the_last_block(
+    memory: HindsightMemory,
+) -> None:
+    """A user message with no text recalls nothing, and last turn's block goes."""
+    memory.capture(FACT, namespace="u1")
+    builder = StateGraph(HindsightState)
+    builder.add_node("recall", recall_node(memory, into="state"))
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    first = graph.invoke({"messages": [HumanMessage(QUESTION)]}, cfg("t"))
+    assert "jasmine tea" in first["memories"]
+    second = graph.invoke({"messages": [HumanMessage("")]}, cfg("t"))
+    assert "" == second["memories"]
+
+
 def test_add_hindsight_refuses_unknown_agent(memory: HindsightMemory) -> None:
     """Naming a node that does not exist raises ValueError."""
     builder = StateGraph(MessagesState)

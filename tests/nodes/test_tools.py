@@ -13,6 +13,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import Runtime
 
 from hindsight_lg import HindsightMemory
+from hindsight_lg._commands.audit import audit_report, render
 from hindsight_lg.nodes.tools import (
     manage_memory_tool,
     memory_tools,
@@ -272,3 +273,43 @@ def test_a_bad_tool_argument_does_not_end_a_graph_run(memory: HindsightMemory) -
     agent = create_agent(_scripted(call), tools=memory_tools(memory))
     out = agent.invoke({"messages": [HumanMessage("tea?")]}, _cfg("t1"))
     assert "unsupported filter operator" in _answer(out)
+
+
+@pytest.mark.parametrize("run", ["invoke", "ainvoke"])
+async def test_a_saved_memory_names_its_thread_and_messages(
+    memory: HindsightMemory, run: str
+) -> None:
+    """A tool-saved memory comes from the run's thread, the user message and the call."""
+    save = tool_call("manage_memory", {"action": "create", "content": "Likes oolong"})
+    agent = create_agent(_scripted(save), tools=memory_tools(memory))
+    request = {"messages": [HumanMessage("remember: I like oolong")]}
+    if run == "invoke":
+        out = agent.invoke(request, _cfg("t1"))
+    else:
+        out = await agent.ainvoke(request, _cfg("t1"))
+    asked, call = out["messages"][0], out["messages"][1]
+    [saved] = memory.list_memories("u1")
+    assert (saved.thread_id, saved.source_ids) == ("t1", [asked.id, call.id])
+    assert saved.meta["tool_call_id"] == call.tool_calls[0]["id"]
+    origin = f"thread t1, messages {asked.id}, {call.id} (agent-inferred)"
+    assert origin in render(audit_report(memory, "u1", saved.id))
+
+
+def test_forgetting_a_thread_takes_what_its_tool_saved(memory: HindsightMemory) -> None:
+    """forget(thread_id=...) deletes the memories a tool saved in that thread."""
+    save = tool_call("manage_memory", {"action": "create", "content": "Likes oolong"})
+    agent = create_agent(_scripted(save), tools=memory_tools(memory))
+    agent.invoke({"messages": [HumanMessage("remember: oolong")]}, _cfg("t1"))
+    memory.forget("u1", thread_id="t1")
+    assert memory.list_memories("u1") == []
+
+
+def test_a_tool_called_outside_a_graph_keeps_the_configs_thread(
+    memory: HindsightMemory,
+) -> None:
+    """Invoked directly, the tool has no messages to name: the thread still shows."""
+    manage_memory_tool(memory).invoke(
+        {"action": "create", "content": "Tea"}, _cfg("t9")
+    )
+    [saved] = memory.list_memories("u1")
+    assert (saved.thread_id, saved.source_ids) == ("t9", [])

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from hindsight_lg import HindsightMemory
 from hindsight_lg.nodes import memory_tools
@@ -36,7 +37,7 @@ def _cfg(thread: str) -> dict[str, Any]:
 def _remembering(messages: list[BaseMessage]) -> AIMessage:
     """Store what the user asks to remember with the tool, then confirm."""
     last = messages[-1]
-    if isinstance(last, ToolMessage):
+    if isinstance(last, ToolMessage) or "Remember" not in str(last.content):
         return AIMessage("Noted.")
     return tool_call(
         "manage_memory", {"action": "create", "content": "Mia turns 7 on March 3."}
@@ -78,3 +79,19 @@ def test_an_update_then_leaves_no_stale_copy(memory: HindsightMemory) -> None:
     (only,) = memory.list_memories("u1")
     memory.update("u1", only.id, content="Mia turns 7 on March 4.")
     assert not any("March 3" in c for c in _active(memory))
+
+
+def test_what_the_tool_saved_last_turn_teaches_no_lesson(
+    memory: HindsightMemory,
+) -> None:
+    """The next turn's reflection never says the user had to repeat the tool's memory."""
+    agent = create_agent(
+        FakeToolChatModel(respond=_remembering),
+        tools=memory_tools(memory),
+        middleware=[HindsightMiddleware(memory, reflect="sync")],
+        checkpointer=InMemorySaver(),
+    )
+    for said in (TOLD, "I'm vegetarian and I love tofu."):
+        agent.invoke({"messages": [HumanMessage(said)]}, _cfg("t1"))
+        memory.flush()
+    assert memory.list_memories("u1", kinds=["experience"]) == []

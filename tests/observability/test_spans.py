@@ -117,13 +117,13 @@ def test_embedding_span_names_the_model_and_text(memory: HindsightMemory) -> Non
 def test_recall_timeout_is_a_span_event_with_a_reason(memory: HindsightMemory) -> None:
     """A recall past its deadline ends empty and leaves a timeout event on its span."""
     memory.capture("I prefer green tea over coffee", namespace="u1")
-    slow = memory._searcher.recall
+    slow = memory._parts().searcher.recall
 
     def stalled(*args: Any) -> Any:
         time.sleep(0.3)
         return slow(*args)
 
-    memory._searcher.recall = stalled  # type: ignore[method-assign]
+    memory._parts().searcher.recall = stalled  # type: ignore[method-assign]
     with capture_spans() as spans:
         result = memory.recall("green tea", namespace="u1", timeout=0.05)
     assert result.timed_out

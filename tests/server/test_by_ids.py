@@ -55,12 +55,17 @@ def _searches(backend: MilvusBackend) -> list[dict[str, Any]]:
     return calls
 
 
+class _WithoutIds(MilvusBackend):
+    """The server backend with its ids-only search taken away (``DenseIds``)."""
+
+    search_dense_ids = None  # type: ignore[assignment]
+
+
 def _memory(
     uri: str, prefix: str, *, by_ids: bool = True
 ) -> tuple[HindsightMemory, MilvusBackend]:
-    store = MilvusBackend.from_uri(uri, prefix=prefix)
-    if not by_ids:
-        store.search_dense_ids = None  # type: ignore[assignment,method-assign]
+    kind = MilvusBackend if by_ids else _WithoutIds
+    store = kind.from_uri(uri, prefix=prefix)
     return HindsightMemory(store, EMBEDDER, clock=FrozenClock()), store
 
 

@@ -27,7 +27,7 @@ from hindsight_lg.backends.milvus._integrity import (
 )
 from hindsight_lg.backends.milvus._lease import MilvusLeases
 from hindsight_lg.backends.milvus._lite_server import LiteFile, served_here
-from hindsight_lg.backends.milvus._stamps import WriteStamps
+from hindsight_lg.backends.milvus._stamps import Stamper
 from hindsight_lg.errors import (
     StoreError,
     StoreLocked,
@@ -177,7 +177,7 @@ class MilvusCore:
 
     uri: str
     is_lite: bool
-    # Partitions a server collection hashes tenants into (see _setup._tenancy);
+    # Partitions a server collection hashes tenants into (see _schema._tenancy);
     # 0 keeps the plain scalar filter.
     tenant_partitions: int = 64
     prefix: str
@@ -194,7 +194,7 @@ class MilvusCore:
     _infix_like: bool
     _leases: MilvusLeases | None
     _combiner: WriteCombiner  # a server's concurrent writes share calls
-    _stamps: WriteStamps | None  # a server's write stamps, made at the first write
+    _stamps: Stamper | None  # a server's write stamps, made at the first write
     read_consistency: str
     _strong: threading.local  # .depth > 0: this thread reads Strong
 
@@ -345,10 +345,10 @@ class MilvusCore:
         if not self.is_lite:
             self._stamper().wrote(namespace, wait=wait)
 
-    def _stamper(self) -> WriteStamps:
+    def _stamper(self) -> Stamper:
         with self._lock:
             if self._stamps is None:
-                self._stamps = WriteStamps(
+                self._stamps = Stamper(
                     lambda: self._name("meta"),
                     self._call,
                     lambda: self._client,

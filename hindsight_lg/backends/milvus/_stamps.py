@@ -45,8 +45,8 @@ from collections.abc import Callable
 from typing import Any
 
 from hindsight_lg import telemetry
-from hindsight_lg.backends.forwarding import STAMPS_PRUNE_S
 from hindsight_lg.backends.milvus._expr import lit
+from hindsight_lg.backends.optional import STAMPS_PRUNE_S
 
 #: Seconds the stamp thread waits after a failed write before it retries.
 RETRY_S = 1.0
@@ -60,7 +60,7 @@ def stamp_key(namespace: str) -> str:
     return _PREFIX + hashlib.sha1(namespace.encode()).hexdigest()
 
 
-class WriteStamps:
+class Stamper:
     """One writer's counters, and the reads of every writer's (see module notes).
 
     Args:

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from hindsight_lg.backends import LOCAL_DENSE
+from hindsight_lg.backends import LocalDense
 from hindsight_lg.backends.base import MemoryBackend, Where
 from hindsight_lg.telemetry import get_logger
 
@@ -76,11 +76,12 @@ class TenantPrefetch:
     def _load(self, namespace: str) -> None:
         try:
             view = self._view()
-            local = getattr(view, LOCAL_DENSE, None)
-            if local is None:  # no cached vectors to search: warm the rest
+            if not isinstance(view, LocalDense):  # no cached vectors: warm the rest
                 view.count(namespace, Where(statuses=()))
             else:  # loads the tenant and the vectors the capture's search needs
-                local(namespace, self._probe, Where(statuses=()), limit=1)
+                view.search_dense_local(
+                    namespace, self._probe, Where(statuses=()), limit=1
+                )
         except Exception as exc:  # the capture reads (and raises) on its own
             get_logger().debug("tenant_prefetch_failed", error=repr(exc)[:200])
         finally:

@@ -1,10 +1,14 @@
-"""The write path: turn -> events -> embed -> merge or supersede -> edges -> audit."""
+"""The write path: turn -> events -> embed -> merge or supersede -> edges -> audit.
+
+:class:`Writer` does the first half (a turn becomes events, records and
+their vectors); its :class:`~.placing.Placer` the second (merge, supersede
+or insert, edges, audit).
+"""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -15,19 +19,9 @@ from hindsight_lg.backends.base import MemoryBackend
 from hindsight_lg.embeddings.base import Embedder
 from hindsight_lg.memory.capture.conflicts import (
     SLOT_KEY,
-    ForgetLeases,
-    Judge,
-    Resolution,
-    absorb,
-    candidates,
-    heuristic_judge,
-    mergeable,
-    resolve,
-    retire,
 )
-from hindsight_lg.memory.capture.merges import merge_detail, thread_marker
+from hindsight_lg.memory.capture.placing import Placer
 from hindsight_lg.memory.capture.prefetch import TenantPrefetch
-from hindsight_lg.memory.capture.replays import replayed
 from hindsight_lg.memory.capture.turns import (
     Placement,
     Turn,
@@ -37,7 +31,6 @@ from hindsight_lg.memory.capture.turns import (
     turn_text,
 )
 from hindsight_lg.memory.capture.vectors import embed_records
-from hindsight_lg.memory.durability.staging import StagedWrites
 from hindsight_lg.memory.language.encode import (
     EventDraft,
     Extraction,
@@ -50,14 +43,11 @@ from hindsight_lg.model import (
     CONTEXT_KEY,
     TURN_KEY,
     AuditEntry,
-    Edge,
-    EdgeType,
     Kind,
     MemoryRecord,
     Scope,
     SourceKind,
     Tier,
-    entity_id,
     observe_id,
 )
 
@@ -65,75 +55,50 @@ from hindsight_lg.model import (
 # only the most recently active threads keep theirs.
 _CONTEXT_CHARS = 1000
 _THREADS_KEPT = 10_000
+# A context plan's stand-in for "the mean of the turn's own events".
+_SENTENCES = ""
 
 
 class Writer:
-    """Runs the write pipeline for one memory engine."""
+    """Runs the write pipeline for one memory engine.
+
+    Args:
+        placer: places the records in the store (merge, supersede, insert),
+            within the capture's batch.
+        embedder: embeds events (the engine's ``EmbeddingMemo``).
+        policy: thresholds and seeds.
+        extractor: reads events out of a turn; the heuristics by default.
+        prefetch: warms the read cache for a capture's tenant while it encodes.
+    """
 
     def __init__(
         self,
-        backend: MemoryBackend,
+        placer: Placer,
         embedder: Embedder,
         policy: Policy,
         extractor: Extractor | None = None,
-        judge: Judge | None = None,
+        *,
+        prefetch: TenantPrefetch | None = None,
     ) -> None:
-        self._base = backend
-        self.judge = judge or heuristic_judge
+        self.placer = placer
         self.embedder = embedder
         self.policy = policy
         self.extractor = extractor or (
             lambda t, s, ts: extract(t, speaker=s, ref_time=ts)
         )
-        self._last_in_thread: dict[tuple[str, str], str] = {}
         self._previous_turn: dict[tuple[str, str, str, str], Turn] = {}
-        # Captures of different namespaces run at once: each thread's batch
-        # has its own staging view.
-        self._local = threading.local()
-        # With group commit, a capture's writes go to this shared stage
-        # (:mod:`.commit`) instead of the store.
-        self.sink: Any = None
-        # Warms the read cache for a capture's tenant while it encodes.
-        self.prefetch: TenantPrefetch | None = None
+        self.prefetch = prefetch
 
     @property
     def backend(self) -> MemoryBackend:
         """The store, or this thread's staging view of it inside :meth:`batch`."""
-        staged: MemoryBackend | None = getattr(self._local, "staged", None)
-        return staged if staged is not None else self._base
+        return self.placer.backend
 
-    @backend.setter
-    def backend(self, value: MemoryBackend) -> None:
-        self._base = value
-
-    @contextmanager
     def batch(
         self, namespace: str = "", capture_id: str | None = None
-    ) -> Iterator[None]:
-        """Buffer the block's writes; send them in one round per collection at exit.
-
-        Nothing is written when the block raises. After the writes the store
-        is flushed: Milvus Lite keeps unflushed rows in memory and loses them
-        to a crash, and a capture that returned must survive one. (On a
-        Milvus server, flush is free: acknowledged writes are already logged.)
-        With a :attr:`sink` and a spooled ``capture_id``, the writes go to
-        the sink instead, and its committer writes and flushes them later.
-        A supersede's forget lease (:meth:`_supersede`) is held until then.
-        """
-        sink = self.sink if capture_id is not None else None
-        staged = StagedWrites(sink.stage if sink is not None else self._base)
-        with ExitStack() as stack:
-            self._local.staged = staged
-            self._local.leases = ForgetLeases(self._base, stack)
-            try:
-                yield
-                if sink is not None:
-                    sink.take(staged, namespace, capture_id)
-                else:
-                    staged.commit()
-                    self._base.flush()
-            finally:
-                self._local.staged = self._local.leases = None
+    ) -> AbstractContextManager[None]:
+        """Buffer the block's writes; see :meth:`Placer.batch <.placing.Placer.batch>`."""
+        return self.placer.batch(namespace, capture_id)
 
     def capture_turns(
         self, turns: Sequence[Turn], where: Placement, *, when: float, now: float
@@ -185,7 +150,7 @@ class Writer:
             ]
             causes = _kept_causes(extraction, keep)
             with telemetry.memory_span(telemetry.WRITE, count=len(records)):
-                written += self.write(where.namespace, records, causes, now)
+                written += self.placer.write(where.namespace, records, causes, now)
         return written
 
     def _event_vectors(
@@ -210,13 +175,16 @@ class Writer:
             self._context_plan(turn, keep, question)
             for (turn, _, keep, _), question in zip(encoded, asked, strict=True)
         ]
-        extra = list(dict.fromkeys(t for plan in plans for t, _ in plan))
+        extra = list(dict.fromkeys(t for plan in plans for t, _ in plan if t))
         vectors = np.asarray(self._embed(texts + extra), dtype=np.float32)
         context = {t: vectors[len(texts) + i] for i, t in enumerate(extra)}
         events = vectors[: len(texts)]
         offset = 0
         for (_, _, keep, _), plan in zip(encoded, plans, strict=True):
             mine = events[offset : offset + len(keep)]
+            # A long turn's own vector is its events' mean (_SENTENCES).
+            if any(text == _SENTENCES for text, _ in plan):
+                context[_SENTENCES] = _unit(mine.mean(axis=0))
             for text, weight in plan:
                 mine += weight * context[text]
             if plan:
@@ -235,8 +203,11 @@ class Writer:
     ) -> list[tuple[str, float]]:
         """The context texts to blend into a turn's events, with their weights."""
         plan: list[tuple[str, float]] = []
-        if len(keep) > 1 and self.policy.context_weight > 0:
-            plan.append((turn_text(turn), self.policy.context_weight))
+        p = self.policy
+        if len(keep) > 1 and p.context_weight > 0:
+            whole = turn_text(turn)
+            long = len(whole) > p.context_pass_chars
+            plan.append((_SENTENCES if long else whole, p.context_weight))
         if keep and question is not None and self.policy.previous_weight > 0:
             plan.append((turn_text(question), self.policy.previous_weight))
         return plan
@@ -283,7 +254,7 @@ class Writer:
         extraction, _ = self.drafts(turn, when)
         keep = [d for d in extraction.events if d.salience >= self.policy.min_salience]
         plan = self._context_plan(turn, keep, question)
-        return [d.content for d in keep] + [text for text, _ in plan]
+        return [d.content for d in keep] + [text for text, _ in plan if text]
 
     def _encode(
         self, turn: Turn, when: float
@@ -394,172 +365,10 @@ class Writer:
             record.meta[SLOT_KEY] = reading.slot
         return record
 
-    def write(
-        self,
-        namespace: str,
-        records: list[MemoryRecord],
-        extraction_causes: list[tuple[int, int]],
-        now: float,
-    ) -> list[MemoryRecord]:
-        """Merge, supersede or insert each record; add edges and audit entries."""
-        written: list[MemoryRecord] = []
-        edges: list[Edge] = []
-        audit: list[AuditEntry] = []
-        for record in records:
-            result, new_edges, entry = self._place(namespace, record, now)
-            written.append(result)
-            edges += new_edges
-            audit.append(entry)
-        edges += self._turn_edges(namespace, written, extraction_causes, now)
-        self.backend.add_edges(namespace, edges)
-        self.backend.append_audit(namespace, audit)
-        return written
 
-    def _place(
-        self, namespace: str, record: MemoryRecord, now: float
-    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
-        if (original := replayed(self.backend, record)) is not None:
-            detail = {"replay_of": original.id, "source_ids": record.source_ids}
-            return (
-                original,
-                [],
-                AuditEntry(namespace, original.id, "replay", now, detail),
-            )
-        hits = candidates(self.backend, record, self.policy.conflict_candidates)
-        found = resolve(record, hits, self.judge)
-        if found.superseded:
-            return self._supersede(namespace, record, found, now)
-        merge_into = found.reinforced
-        if merge_into is not None and not self._mergeable(merge_into):
-            merge_into = None
-        for hit in hits:
-            if merge_into is None and (
-                hit.score >= self.policy.merge_threshold
-                and hit.record.kind == record.kind
-                and hit.record.id not in found.kept_apart
-                and self._mergeable(hit.record)
-            ):
-                merge_into = hit.record
-        if merge_into is not None:
-            with telemetry.memory_span(
-                telemetry.MERGE,
-                telemetry.UPDATE_MEMORY,
-                memory_id=merge_into.id,
-                merged_content=record.content[:500],
-            ):
-                telemetry.collect("merged_ids", merge_into.id)
-                return self._merge(namespace, record, merge_into.id, now)
-        return self._create(namespace, record, now)
-
-    def _create(
-        self, namespace: str, record: MemoryRecord, now: float
-    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
-        telemetry.collect("created_ids", record.id)
-        self.backend.upsert(namespace, [record])
-        mentions = [
-            Edge(namespace, record.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
-            for e in record.entities
-        ]
-        detail = {"content": record.content, "source_ids": record.source_ids}
-        entry = AuditEntry(namespace, record.id, "create", now, detail)
-        return record, mentions, entry
-
-    def _mergeable(self, record: MemoryRecord) -> bool:
-        return mergeable(record, self.policy.cold_threshold)
-
-    def _supersede(
-        self, namespace: str, new: MemoryRecord, found: Resolution, now: float
-    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
-        """``new`` replaces the memories judged stale; they stay as history.
-
-        A statement older than what it contradicts (a replayed or imported
-        turn with its original time) does not win: it is stored already
-        superseded by the newer memory, so the current version stays current.
-
-        The stale memories are read again under the forget lease: one another
-        process forgot since the search is not written back (with its words)
-        as history; with none left, ``new`` is simply created.
-        """
-        leases: ForgetLeases | None = getattr(self._local, "leases", None)
-        if leases is not None:  # set by batch(), where every capture runs
-            leases.hold(namespace)
-        wanted = [o.id for o in found.superseded]
-        olds = self.backend.get(namespace, wanted, vectors=True)
-        if not olds:
-            return self._create(namespace, new, now)
-        there = {o.id for o in olds}
-        ids = [i for i in wanted if i in there]
-        newer = [o for o in olds if o.event_time > new.event_time]
-        current, stale = (newer[0], [new]) if newer else (new, olds)
-        importance = self.policy.superseded_importance
-        for old in stale:
-            with telemetry.memory_span(
-                telemetry.SUPERSEDE,
-                telemetry.UPDATE_MEMORY,
-                memory_id=current.id,
-                superseded_id=old.id,
-                superseded_content=old.content[:500],
-                decision=found.decision.value,
-            ):
-                telemetry.collect("superseded_ids", old.id)
-            retire(old, current.id, importance)
-        self.backend.upsert(namespace, [new, *olds] if not newer else [new])
-        edges = [
-            Edge(namespace, current.id, o.id, EdgeType.SUPERSEDES, 1.0, now)
-            for o in stale
-        ]
-        edges += [
-            Edge(namespace, new.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
-            for e in new.entities
-        ]
-        detail: dict[str, Any] = {
-            "content": new.content,
-            "decision": found.decision.value,
-            "source_ids": new.source_ids,
-        }
-        if newer:
-            detail["superseded_by"] = current.id
-        else:
-            detail.update(supersedes=ids[0], superseded=ids)
-        return new, edges, AuditEntry(namespace, new.id, "supersede", now, detail)
-
-    def _merge(
-        self, namespace: str, new: MemoryRecord, old_id: str, now: float
-    ) -> tuple[MemoryRecord, list[Edge], AuditEntry]:
-        old = self.backend.get(namespace, [old_id], vectors=True)[0]
-        woken = absorb(old, new, now)
-        old.version += 1
-        self.backend.upsert(namespace, [old])
-        # Ids, not the restatement's text; the thread's key finds ``old``
-        # when that thread is forgotten.
-        self.backend.append_audit(namespace, thread_marker(old, new, now))
-        detail = merge_detail(new, woken)
-        return old, [], AuditEntry(namespace, old.id, "merge", now, detail)
-
-    def _turn_edges(
-        self,
-        namespace: str,
-        written: list[MemoryRecord],
-        causes: list[tuple[int, int]],
-        now: float,
-    ) -> list[Edge]:
-        edges = [
-            Edge(namespace, written[i].id, written[j].id, EdgeType.CAUSES, 0.9, now)
-            for i, j in causes
-            if i < len(written) and j < len(written) and written[i].id != written[j].id
-        ]
-        for a, b in zip(written, written[1:], strict=False):
-            if a.id != b.id:
-                edges.append(Edge(namespace, a.id, b.id, EdgeType.PRECEDES, 0.6, now))
-        if written and written[0].thread_id:
-            key = (namespace, written[0].thread_id)
-            prev = self._last_in_thread.get(key)
-            if prev and prev != written[0].id:
-                edges.append(
-                    Edge(namespace, prev, written[0].id, EdgeType.PRECEDES, 0.4, now)
-                )
-            self._last_in_thread[key] = written[-1].id
-        return edges
+def _unit(v: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 else v
 
 
 def _thread_key(where: Placement) -> tuple[str, str, str, str]:

@@ -25,7 +25,7 @@ from typing import Any
 from hindsight_lg.backends.base import MemoryBackend, check_namespace
 from hindsight_lg.errors import ModelNotAvailable, StoreError
 from hindsight_lg.memory.durability.spool import Spool, SpoolEntry, marker_id
-from hindsight_lg.memory.requests import CaptureRequest, from_payload
+from hindsight_lg.memory.requests import CaptureRequest, from_payload, unchecked
 from hindsight_lg.model import MemoryRecord
 from hindsight_lg.telemetry import SPOOL, degrade
 
@@ -242,3 +242,19 @@ class SpooledCapture:
     def wanted(self, capture_id: str) -> bool:
         """Whether a spooled capture is still owed (not purged by a forget)."""
         return self.spool.has(capture_id)
+
+
+def queued(capture: Write) -> Callable[..., list[MemoryRecord]]:
+    """The background worker's callable over ``capture``.
+
+    Its items are payloads that ``submit`` checked (the worker may have
+    joined several turns' messages into one): each becomes its request
+    again, unchecked, and goes down the capture path, never back through
+    the engine.
+    """
+
+    def run(**item: Any) -> list[MemoryRecord]:
+        capture_id = item.pop("capture_id", None)
+        return capture(unchecked(item), capture_id)
+
+    return run

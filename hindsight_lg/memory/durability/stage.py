@@ -21,8 +21,8 @@ from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
-from hindsight_lg.backends import combines_writes
-from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
+from hindsight_lg.backends import combines_writes, local_dense_search
+from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.memory.durability.fanout import Fanout
 from hindsight_lg.memory.durability.staging import Batch, StagedWrites
 from hindsight_lg.model import MemoryRecord
@@ -99,8 +99,9 @@ class SharedStage(StagedWrites):
             vec = np.asarray(vector, dtype=np.float32)
             best = [] if rows is None else rows.best(vec, where, limit).values()
             mine = [Hit(h.record.replace(), h.score) for h in best]
-        search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
-        found = search(namespace, vector, where, limit=limit, **asked_vectors(vectors))
+        found = local_dense_search(
+            self.inner, namespace, vector, where, limit=limit, vectors=vectors
+        )
         mine += [
             Hit(h.record.replace(), h.score) for h in found if h.record.id not in staged
         ]

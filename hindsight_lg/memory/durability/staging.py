@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hindsight_lg._text import terms as terms_of
-from hindsight_lg.backends import ForwardingBackend
+from hindsight_lg.backends import ForwardingBackend, local_dense_search
 from hindsight_lg.backends.base import (
     Hit,
     MemoryBackend,
     Where,
-    asked_vectors,
     check_writes,
 )
 from hindsight_lg.model import AuditEntry, Edge, MemoryRecord
@@ -88,8 +87,9 @@ class StagedWrites(ForwardingBackend):
         a turn of n events costs O(n) Python steps, not O(n^2).
         """
         # A read cache's exact scan where there is one (see ForwardingBackend).
-        search = getattr(self.inner, "search_dense_local", self.inner.search_dense)
-        found = search(namespace, vector, where, limit=limit, **asked_vectors(vectors))
+        found = local_dense_search(
+            self.inner, namespace, vector, where, limit=limit, vectors=vectors
+        )
         hits = self._unstaged(namespace, found)
         rows = self._stacked(namespace)
         if rows is not None:

@@ -47,6 +47,7 @@ from hindsight_lg import telemetry
 from hindsight_lg._messages import message_key
 from hindsight_lg.memory.durability.commit import at_exit
 from hindsight_lg.memory.durability.lanes import Lanes
+from hindsight_lg.memory.requests import message_keys
 from hindsight_lg.telemetry import parent_span
 
 CaptureFn = Callable[..., Any]
@@ -78,6 +79,11 @@ class CaptureWorker:
         max_messages: a turn with more messages is cut into captures of at
             most this many, and a batch holds at most this many: the unit of
             fairness between tenants.
+        on_accept: makes items durable (all or none) before they are
+            queued, so "accepted" means "survives a crash" (an engine with
+            a spool).
+        ahead: given the captures about to run and those queued behind
+            them, embeds their texts in one model call (capture.ahead).
 
     Example:
         >>> seen = []
@@ -99,6 +105,8 @@ class CaptureWorker:
         max_claims: int = 200_000,
         max_batch: int = 64,
         max_messages: int = 64,
+        on_accept: Accept | None = None,
+        ahead: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> None:
         if max_messages < 1:
             raise ValueError(f"max_messages must be at least 1, not {max_messages}")
@@ -113,12 +121,8 @@ class CaptureWorker:
         self._closed = False
         self.errors = 0
         self.done = 0
-        # Set by an engine with a spool: makes items durable (all or none)
-        # before they are queued, so "accepted" means "survives a crash".
-        self.on_accept: Accept | None = None
-        # Set by an engine: given the captures about to run and those queued
-        # behind them, embeds their texts in one model call (capture.ahead).
-        self.ahead: Callable[[list[dict[str, Any]]], None] | None = None
+        self.on_accept = on_accept
+        self.ahead = ahead
         self._planned: set[int] = set()
         self._full: set[str | None] = set()  # lanes found full, logged once
 
@@ -136,6 +140,12 @@ class CaptureWorker:
             while len(self._claims) > self._max_claims:
                 self._claims.popitem(last=False)
         return fresh
+
+    def claim_messages(self, namespace: str, messages: Sequence[Any]) -> list[str]:
+        """Mark ``messages`` of ``namespace`` as captured, by the keys a capture
+        claims them by (:func:`~hindsight_lg.memory.requests.message_keys`);
+        return the keys that were new."""
+        return self.claim(namespace, message_keys(messages))
 
     def is_claimed(self, namespace: str, key: str) -> bool:
         """Whether a message key was already handed to capture."""

@@ -31,7 +31,7 @@ That is what lets ``get``, ``put`` and ``delete`` find the copy by its key.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
@@ -300,7 +300,7 @@ def _embed_missing(memory: Engine, records: list[MemoryRecord]) -> int:
 
 
 def import_namespace(
-    memory: Engine,
+    memory: Engine | Callable[[], Engine],
     lines: Iterable[str],
     *,
     namespace: str,
@@ -311,15 +311,17 @@ def import_namespace(
     The target is always the caller's: the namespace named in the file only
     has to match the file's items, it never picks a tenant. A store item
     takes the id its key has in ``namespace`` (references follow), so the
-    store finds the copy by its key. The whole file is
-    read and checked first (bindings, counts, duplicate ids, every store
-    limit), so a bad file writes nothing. Records without vectors (or from
-    another embedding model) are re-embedded. Importing the same file twice
+    store finds the copy by its key. The whole file is read and checked first
+    (bindings, counts, duplicate ids, every store limit), so a bad file writes
+    nothing. Given a function that opens the memory, it is called only then:
+    a bad file opens nothing either, so no store, spool or lock file is
+    created for it (the CLI's ``import`` passes one). Records without vectors
+    (or from another embedding model) are re-embedded. Importing the same file twice
     leaves one copy of everything, so an import cut off by a store failure is
     finished by running it again.
 
     Args:
-        memory: the memory to write into.
+        memory: the memory to write into, or a function that opens it.
         lines: the export's lines (an open file works).
         namespace: the tenant to write into.
         passphrase: for encrypted exports; giving one refuses a plaintext file.
@@ -337,6 +339,8 @@ def import_namespace(
     """
     target = check_namespace(namespace)
     export = read_export(lines, passphrase=passphrase)
+    if callable(memory):
+        memory = memory()
     records, edges, audit = _rekey(
         _retarget(export.records, target),
         _retarget(export.edges, target),

@@ -14,9 +14,10 @@ heuristics.
 Without a model a lesson is written only on evidence: a recalled memory that
 is superseded now, or that the answer used before the user corrected it
 (*misleading*); or a memory that existed before the run, was not recalled,
-and had to be restated by the user (*missed*). Memories this run captured
-itself never count, and a run without evidence writes no lesson (used
-memories are still reinforced).
+and had to be restated by the user in this run's own messages (*missed*; the
+previous exchange, passed along for corrections, restates nothing). Memories
+this run captured or saved through a tool itself never count, and a run
+without evidence writes no lesson (used memories are still reinforced).
 
 Reflection is a write, and writes never block a turn: nodes and middleware
 call :func:`reflect_later`, which queues the whole reflection on the capture
@@ -197,6 +198,25 @@ def _llm_answer(
     return answer
 
 
+def _own_turn(messages: Sequence[Any]) -> list[Any]:
+    """The run's own messages: all after the previous run's final answer.
+
+    Nodes and middleware pass the previous exchange as well, because a
+    correction of that answer is evidence about it. What the user said *there*
+    is not evidence about this run: that run's reflection judged it, and a
+    memory saved from it (by capture or a memory tool) was never restated.
+    """
+    asked = [i for i, m in enumerate(messages) if role(m) == "human"]
+    if not asked:
+        return list(messages)
+    start = 0
+    for i in range(asked[-1] - 1, -1, -1):
+        if role(messages[i]) == "ai" and not lookup(messages[i], "tool_calls"):
+            start = i + 1
+            break
+    return list(messages[start:])
+
+
 def _run_ids(messages: Sequence[Any]) -> set[str]:
     return {str(lookup(m, "id")) for m in messages if lookup(m, "id")}
 
@@ -222,8 +242,11 @@ def _missed(
     recalled: set[str],
     before: float,
 ) -> list[MemoryRecord]:
-    """Memories that existed before the run, were not recalled, and the user restated."""
-    users = _texts(messages, ("human",))
+    """Memories that existed before the run, were not recalled, and the user restated.
+
+    Only this run's own user messages can restate (:func:`_own_turn`).
+    """
+    users = _texts(_own_turn(messages), ("human",))
     query = " ".join(users)[-2000:]
     if not query:
         return []
@@ -289,14 +312,17 @@ def reflect(
 
     Args:
         memory: the engine to judge and update.
-        messages: the run's trajectory (human, assistant and tool messages).
+        messages: the run's trajectory (human, assistant and tool messages),
+            optionally after the previous exchange, whose answer this run's
+            user may correct (what the nodes pass).
         namespace: the tenant.
         recalled_ids: memories the run was given.
         answered_ids: memories the thread's previous run was given. When a
             user message of this run corrects an earlier answer, they are
             judged with ``recalled_ids`` (the correction's own recall seldom
             finds what the corrected answer used).
-        query: what the run was about (the first user message by default).
+        query: what the run was about (by default the first user message
+            after the previous exchange's answer).
         agent_id: the agent that ran.
         thread_id: kept on the lesson for traceability.
         llm: optional chat model; its structured answer replaces the heuristics.
@@ -320,7 +346,7 @@ def reflect(
     result = Reflection(missed=[r.id for r in missed])
     result.used, result.misleading = judge(messages, recalled)
     answer = _llm_answer(llm, messages, by_id) if llm is not None and by_id else None
-    query = query or next(iter(_texts(messages, ("human",))), "")
+    query = query or next(iter(_texts(_own_turn(messages), ("human",))), "")
     if answer is not None:
         result = Reflection(
             answer.used, answer.misleading, answer.missed, answer.lesson, "llm"

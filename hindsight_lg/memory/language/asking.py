@@ -72,3 +72,31 @@ def _plural(word: str) -> bool:
     """Whether ``word`` reads as an English plural ("cities", "artists/bands")."""
     last = re.split(r"[/&]", word.lower())[-1]
     return len(last) > 3 and last.endswith("s") and not _NOT_PLURAL.search(last)
+
+
+# A question asked in English without its mark: an auxiliary or a question
+# word first ("where does Maya live", "is the user vegetarian").
+_ASKS_EN = re.compile(
+    r"^\W*(?:what|how|when|where|who|whom|whose|why|which|am|is|are|was|were|do|"
+    r"does|did|has|have|had|can|could|would|will|should|shall)\b",
+    re.I,
+)
+
+
+def with_its_mark(question: str) -> str:
+    """``question`` as the embedder reads a question: with its question mark.
+
+    Agents, tools and people in a hurry type "where does Maya live"; a small
+    sentence embedder reads the bare words a little away from the question
+    ("where does Maya live?"), and at the relevance floor that can decide
+    whether anything is recalled. Text that already ends in punctuation, or
+    does not start as an English question, is unchanged.
+
+    Example:
+        >>> with_its_mark("where does Maya live"), with_its_mark("list her pets")
+        ('where does Maya live?', 'list her pets')
+    """
+    stripped = question.rstrip()
+    if not stripped or not stripped[-1].isalnum() or not _ASKS_EN.match(stripped):
+        return question
+    return stripped + "?"

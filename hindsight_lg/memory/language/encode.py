@@ -110,6 +110,18 @@ _ACKNOWLEDGEMENTS = frozenset(
     agree glad sound sounds good lol haha omg oh ah aw aww woohoo yay man sorry hear
     true right indeed absolutely definitely exactly same welcome""".split()
 )
+# Words that only run the conversation: offers, invitations, promises to wait
+# ("Would you like to continue?", "I'll be here waiting for your update",
+# "Take all the time you need"). A long assistant reply opens and closes with
+# them; what the user may need again is in between. Stems, as :func:`terms`
+# gives them.
+_MANAGEMENT = frozenset(
+    """please take time need sit everyth anyth anytime whenev moment continue
+    proceed share mind like let know question feel free reach wait listen help
+    happy pleasure assist ready step next hope enjoy talk chat understand
+    appreciate perfect excel fantast wonder helpful useful clear ahead start
+    shall other update""".split()
+)
 _UPDATE = re.compile(
     r"\b(actually|now|anymore|no longer|changed my mind|instead|these days|switched|"
     r"not any more|turns out)\b|其实|现在|不再|改成|改为|换成|已经不|后来",
@@ -231,7 +243,11 @@ def _only_acknowledges(text: str, ents: list[str]) -> bool:
     if has_cjk(text):
         return False
     names = {w for e in ents for w in terms(e)}
-    content = [t for t in terms(text) if t not in _ACKNOWLEDGEMENTS and t not in names]
+    content = [
+        t
+        for t in terms(text)
+        if t not in _ACKNOWLEDGEMENTS and t not in _MANAGEMENT and t not in names
+    ]
     # "I'm into Python" is all stopwords and a name, yet says what the user likes.
     return not content and read(text) is None
 

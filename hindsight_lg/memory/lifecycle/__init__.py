@@ -4,7 +4,8 @@
 ``strength`` and ``consolidate`` hold the maths; ``correct`` applies a
 person's corrections; ``rollback`` undoes what a memory, a thread or a time
 span wrote; ``forgetting`` deletes for real and takes the forgotten
-words back from what was derived from them. Reflection and forgetting a whole namespace are jobs
+words back from what was derived from them; ``ids`` reads the short ids
+listings print. Reflection and forgetting a whole namespace are jobs
 (:mod:`hindsight_lg.memory.jobs`).
 """
 

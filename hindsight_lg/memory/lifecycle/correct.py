@@ -4,8 +4,13 @@ A correction is the strongest reinforcement signal memory gets: somebody read
 what the agent remembers and said what is true instead. :func:`correct`
 
 1. writes the person's text as a new, user-confirmed memory of the same kind,
-   tier, scope, agent and entities, with importance raised to
-   ``max(old, seed) + importance_boost`` (at most 1.0);
+   tier, scope, agent and speakers, with importance raised to
+   ``max(old, seed) + importance_boost`` (at most 1.0). What capture reads
+   from a text is read again from the new one, never copied from the old:
+   entities (and their ``mentions`` edges), emotion, goal, the time it names,
+   the slot it sets, summary and vector. The lexical index is built from the
+   content and the entities, so "I live in Munich" is found by "Munich",
+   not by the "Berlin" it replaced;
 2. supersedes the old memory (status ``superseded``, ``superseded_by`` the new
    id, importance ``policy.superseded_importance``) and links the two with a
    ``supersedes`` edge: the old text stays as history;
@@ -25,15 +30,17 @@ Every change to an existing memory goes through
 another process) got there first, the memory is read again and the change
 re-applied to the fresh version, so the other write is never lost. Each
 operation is one span and leaves audit entries on every memory it touched.
+Each takes the memory's id or the unique prefix a listing printed (:mod:`.ids`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hindsight_lg import telemetry
+from hindsight_lg._text import summarize
 from hindsight_lg.backends.base import Where, check_text
 from hindsight_lg.errors import ConflictError
 from hindsight_lg.memory.capture.vectors import embed_records
@@ -140,6 +147,7 @@ def _correction_record(
 ) -> MemoryRecord:
     now = life.clock()
     seed = life.policy.importance(old.kind)
+    derived = _read_again(text, old.kind, now)
     record = MemoryRecord(
         namespace=old.namespace,
         content=text,
@@ -147,7 +155,7 @@ def _correction_record(
         agent_id=old.agent_id,
         scope=old.scope,
         tier=old.tier,
-        summary=text[:120],
+        summary=summarize(text),
         event_time=now,
         created_at=now,
         last_accessed_at=now,
@@ -155,14 +163,58 @@ def _correction_record(
         confidence=1.0,
         half_life_days=max(old.half_life_days, life.policy.half_life(old.kind)),
         participants=list(old.participants),
-        entities=list(old.entities),
+        entities=derived.pop("entities"),
         source_kind=SourceKind.USER_CONFIRMED,
         thread_id=old.thread_id,
         source_ids=list(old.source_ids),
-        meta={"origin": "correction", "corrects": old.id},
+        meta={"origin": "correction", "corrects": old.id, **derived.pop("meta")},
+        **derived,
     )
     record.dense = embed_records(life.embedder, [text])[0]
     return record
+
+
+def read_again(record: MemoryRecord, now: float, given: Collection[str] = ()) -> None:
+    """Set on ``record`` what capture reads from its text, after its words changed.
+
+    An update of a memory's content (``update(content=...)``, the memory
+    tools' update) would otherwise keep the entities and slot of the words it
+    replaced: "Berlin" found, "Munich" missed. Fields in ``given`` were set
+    by the caller and stay as given.
+    """
+    from hindsight_lg.memory.capture.conflicts import SLOT_KEY  # lazily: as below
+
+    derived = _read_again(record.content, record.kind, now)
+    kept = {k: v for k, v in record.meta.items() if k != SLOT_KEY}
+    record.meta = {**kept, **derived.pop("meta")}
+    for name, value in derived.items():
+        if name not in given:
+            setattr(record, name, value)
+
+
+def _read_again(text: str, kind: Kind, now: float) -> dict[str, Any]:
+    """The fields capture reads from a text, read from the corrected text.
+
+    Returns ``entities``, ``emotion``, ``goal``, ``mentioned_time`` and the
+    ``meta`` holding the slot the text sets, as capture's writer sets them.
+    The old memory's were read from the words the person just replaced.
+    """
+    # Imported here: the language tables take a noticeable part of a second
+    # to compile, and the panel and the CLI list memories without them.
+    from hindsight_lg.memory.capture.conflicts import SLOT_KEY
+    from hindsight_lg.memory.language.encode import extract
+    from hindsight_lg.memory.language.slots import read
+
+    drafts = extract(text, speaker=None, ref_time=now).events
+    times = [d.mentioned_time for d in drafts if d.mentioned_time is not None]
+    reading = read(text)
+    return {
+        "entities": list(dict.fromkeys(e for d in drafts for e in d.entities)),
+        "emotion": next((d.emotion for d in drafts if d.emotion), ""),
+        "goal": text if kind is Kind.TASK else "",
+        "mentioned_time": times[0] if times else None,
+        "meta": {SLOT_KEY: reading.slot} if reading is not None else {},
+    }
 
 
 def _supersede(old_id: str, new_id: str, importance: float) -> Any:
@@ -222,9 +274,12 @@ def correct(
 ) -> Correction:
     """Replace a memory by a person's correction; see the module docstring.
 
+    ``memory_id`` may be the unique prefix a listing printed (:mod:`.ids`).
+
     Raises:
         KeyError: no such memory.
-        ValueError: empty text, or a memory that is already superseded or deleted.
+        ValueError: empty text, a memory that is already superseded or
+            deleted, or a prefix of several memories' ids.
         ConflictError: a compare-and-swap kept losing.
     """
     f = factors or CorrectionFactors()
@@ -232,6 +287,7 @@ def correct(
     text = (text or "").strip()
     if not text:
         raise ValueError("a correction needs the corrected text; it is empty")
+    memory_id = life.resolve_id(namespace, memory_id)
     with telemetry.memory_span(
         CORRECT, telemetry.UPDATE_MEMORY, namespace=namespace, memory_id=memory_id
     ) as span:
@@ -366,12 +422,15 @@ def review_lesson(
 
     A confirmed lesson joins ordinary recall; a rejected one is archived (it
     stays restorable and in the audit trail) and never recalled.
+    ``memory_id`` may be the unique prefix a listing printed (:mod:`.ids`).
 
     Raises:
         KeyError: no such memory.
-        ValueError: the memory is not an experience lesson.
+        ValueError: the memory is not an experience lesson, or a prefix of
+            several memories' ids.
         ConflictError: a compare-and-swap kept losing.
     """
+    memory_id = life.resolve_id(namespace, memory_id)
     name, op = (CONFIRM_LESSON, "confirm") if confirm else (REJECT_LESSON, "reject")
     with telemetry.memory_span(
         name, telemetry.UPDATE_MEMORY, namespace=namespace, memory_id=memory_id

@@ -47,6 +47,7 @@ from hindsight_lg.memory.lifecycle.deletion import (
     entity_nodes,
     rewrite_trail,
 )
+from hindsight_lg.memory.lifecycle.ids import resolve_known
 from hindsight_lg.model import (
     AuditEntry,
     Edge,
@@ -74,12 +75,18 @@ def forget(
     """Delete memories and take their words back; returns how many were deleted.
 
     ``ids=None`` with no ``thread_id`` deletes the whole namespace; with a
-    ``thread_id``, what that thread contributed.
+    ``thread_id``, what that thread contributed. An id may be the unique
+    prefix a listing printed (:func:`.ids.resolve_known`).
+
+    Raises:
+        ValueError: an id is the prefix of several memories' ids.
     """
     if ids is None and thread_id is None:
         return delete_memories(backend, namespace, None, None)
     doomed = (
-        list(ids) if ids is not None else _thread_records(backend, namespace, thread_id)
+        resolve_known(backend, namespace, ids)
+        if ids is not None
+        else _thread_records(backend, namespace, thread_id)
     )
     gone = set(doomed)
     changed = []

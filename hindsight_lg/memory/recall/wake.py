@@ -31,16 +31,27 @@ while a better match exists; the first keeps a store of only cold memories
 from waking its best hit for a question it does not answer. The lexical path
 matters for embedders that separate a language poorly (MiniLM on Chinese).
 
+**The boost.** A woken memory is weak by definition, so its score is
+multiplied by ``policy.cold_wake_boost`` (2) to rank it beside the active
+memories it would otherwise trail; :func:`boosted` caps the product at 1, the
+most any memory scores, so every score a recall shows or returns is in 0-1
+(a woken memory used to show 1.022). Recall ranks by the product before the
+cap, so two woken memories that both reach 1 keep their order.
+
 **Cost.** One extra lexical query over cold memories per recall (served from
 the read cache); the dense path already searched active and cold memories.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
+from hindsight_lg import telemetry
+from hindsight_lg.backends.base import Hit
 from hindsight_lg.memory.policy import Policy
 from hindsight_lg.memory.recall.calibration import Spread, script_of
+from hindsight_lg.model import Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,3 +99,57 @@ def wakes(score: float, best: float, floor: float, share: float) -> tuple[bool, 
     if score < share * best:
         return False, f"{score:.3f} below {share:g} x best {best:.3f}"
     return True, f"{score:.3f} >= floor {floor:.3f} and >= {share:g} x best {best:.3f}"
+
+
+def boosted(score: float, boost: float) -> tuple[float, float]:
+    """A woken memory's shown score (capped at 1) and its rank (the product).
+
+    Example:
+        >>> boosted(0.3, 2.0), boosted(0.511, 2.0)
+        ((0.6, 0.6), (1.0, 1.022))
+    """
+    rank = score * boost
+    return min(1.0, rank), rank
+
+
+def wake_cold(
+    found: dict[str, list[Hit]],
+    dense_floor: float,
+    policy: Policy,
+    why_of: dict[str, str],
+) -> set[str]:
+    """The cold memories ``found`` that wake (see :mod:`.wake`).
+
+    ``why_of`` gets, for every cold memory a path found, why it woken or
+    why it did not. ``dense_floor`` is the wake rule's floor for the query.
+    """
+    floors = {
+        "dense": dense_floor,
+        "lexical": policy.lexical_score_floor,
+    }
+    share = policy.cold_wake_share
+    woken: set[str] = set()
+    why: dict[str, list[str]] = defaultdict(list)
+    summarised = {
+        "dense": max(floors["dense"], policy.consolidated_wake_similarity),
+        "lexical": float("inf"),
+    }
+    for path, hits in found.items():
+        best = max((h.score for h in hits), default=0.0)
+        for h in hits:
+            if h.record.status is not Status.COLD:
+                continue
+            # Cold at full strength: consolidation summarised it (decay
+            # only moves weak memories); its summary answers for it.
+            weak = h.record.strength < policy.cold_threshold
+            floor = floors[path] if weak else summarised[path]
+            ok, reason = wakes(h.score, best, floor, share)
+            why[h.record.id].append(f"{path} {reason}")
+            if ok:
+                woken.add(h.record.id)
+    for memory_id, parts in why.items():
+        said = "woken" if memory_id in woken else "not woken"
+        why_of[memory_id] = f"{said}: " + "; ".join(parts)
+    if woken:
+        telemetry.current_span().set_attribute("hindsight.woken", sorted(woken))
+    return woken

@@ -243,3 +243,45 @@ def test_a_damaged_ledger_is_reported_and_deleting_it_accepts_the_store(
     server_manager_instance.release_server(stored)
     ledger.unlink()
     assert len(CONTENTS) == _count(stored)
+
+
+# -- a first open killed mid-creation -----------------------------------------
+
+
+def _audit_dir(uri: str) -> Path:
+    return Path(uri) / "collections" / "hindsight_audit"
+
+
+@pytest.mark.parametrize("left", [[], ["schema.json.tmp"]], ids=["empty", "tmp"])
+def test_a_creation_killed_before_its_schema_opens(
+    tmp_path: Path, left: list[str]
+) -> None:
+    """A collection directory with no schema yet (a kill mid-creation) is made again."""
+    uri = str(tmp_path / "m.db")
+    _close(_open(uri))
+    shutil.rmtree(_audit_dir(uri))
+    _audit_dir(uri).mkdir()
+    for name in left:
+        (_audit_dir(uri) / name).write_text('{"collection_name": "hindsight_au')
+    with structlog.testing.capture_logs() as logs:
+        backend = _open(uri)
+    try:
+        assert (_audit_dir(uri) / "schema.json").is_file()
+        assert [
+            e["held"] for e in logs if e["event"] == "lite_torn_collection_removed"
+        ] == [left]
+    finally:
+        _close(backend)
+
+
+def test_a_collection_that_lost_only_its_schema_is_not_replaced(stored: str) -> None:
+    """Data files without a schema are a damaged store: refused, nothing deleted."""
+    schema = _memories_dir(stored) / "schema.json"
+    files = sorted(p for p in _memories_dir(stored).rglob("*") if p.is_file())
+    schema.unlink()
+    with pytest.raises(StoreUnavailable, match="no schema.json.*nothing was deleted"):
+        _open(stored)
+    server_manager_instance.release_server(stored)
+    assert [p for p in files if p != schema] == sorted(
+        p for p in _memories_dir(stored).rglob("*") if p.is_file()
+    )

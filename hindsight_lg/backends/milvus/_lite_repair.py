@@ -1,4 +1,4 @@
-"""Repair of a Milvus Lite collection whose index sidecar a crash left torn.
+"""Repair of a Milvus Lite collection a crash left torn: its index, its creation.
 
 Milvus Lite 3.2 keeps a collection crash-safe where it matters: the WAL is
 read back up to its last valid batch, the manifest is replaced atomically, and
@@ -11,20 +11,29 @@ so a process killed mid-write leaves a truncated one, and every later
 from the segment's Parquet file and writes it anew. Removing the collection's
 sidecars and loading once more is therefore a complete repair that cannot lose
 a record.
+
+Creation has one torn state too. Milvus Lite makes a collection's directory,
+then writes its schema file atomically, and a collection exists exactly when
+that file does. A process killed between the two leaves a directory that no
+listing shows and that every later creation refuses ("File exists"). Nothing
+but the schema's temporary file is ever written there before the schema, so
+removing the directory loses nothing.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 from hindsight_lg.errors import StoreError, StoreUnavailable
 from hindsight_lg.telemetry import get_logger
 
-# Milvus Lite's own names for them (milvus_lite.index.files), kept here so the
-# repair never has to import the server's internals.
+# Milvus Lite's own names for them (milvus_lite.index.files and
+# milvus_lite.db), kept here so the repair never imports the server's internals.
 SIDECAR_SUFFIXES = (".idx", ".sidx")
+SCHEMA_FILE = "schema.json"
 
 
 def collection_dir(uri: str, name: str) -> Path:
@@ -77,3 +86,33 @@ def unreadable(uri: str, name: str, exc: StoreError) -> StoreUnavailable:
         "index files rebuilt. Restore the store from an export (`hindsight-lg "
         f"import`) or from a backup of {uri}. Cause: {str(exc)[:300]}"
     )
+
+
+def remove_torn_creation(uri: str, name: str) -> bool:
+    """Remove collection ``name``'s directory if its creation never finished.
+
+    Call it only for a collection the listing lacks, just before creating it.
+    A directory that holds anything besides the schema's temporary file is
+    not a torn creation but a damaged collection: it is left as it is.
+
+    Returns:
+        Whether a torn creation was removed.
+
+    Raises:
+        StoreUnavailable: The directory holds files of a collection whose
+            schema file is gone.
+    """
+    directory = collection_dir(uri, name)
+    if not directory.is_dir() or (directory / SCHEMA_FILE).exists():
+        return False
+    held = sorted(p.name for p in directory.iterdir())
+    if set(held) - {SCHEMA_FILE + ".tmp"}:
+        raise StoreUnavailable(
+            f"creating collection {name}: {directory} holds {', '.join(held[:5])} "
+            f"but no {SCHEMA_FILE}, so Milvus Lite cannot open it and will not "
+            "replace it. Restore the store from an export (`hindsight-lg import`) "
+            f"or from a backup of {uri}; nothing was deleted."
+        )
+    shutil.rmtree(directory)
+    get_logger().warning("lite_torn_collection_removed", collection=name, held=held)
+    return True

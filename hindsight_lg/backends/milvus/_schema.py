@@ -14,6 +14,7 @@ from typing import Any
 
 from hindsight_lg import telemetry
 from hindsight_lg.backends.milvus._core import STUB_VECTOR, MilvusCore
+from hindsight_lg.backends.milvus._lite_repair import remove_torn_creation
 from hindsight_lg.errors import StoreError
 
 
@@ -176,6 +177,10 @@ class SchemaOps(MilvusCore):
             self._call("dropping", self._client.drop_collection, name)
 
     def _create(self, name: str, schema: Any, index: Any) -> None:
+        if self.is_lite:
+            # A first open killed mid-creation leaves a directory every later
+            # creation refuses: the store would never open again.
+            remove_torn_creation(self.uri, name)
         extra = {"num_partitions": self._partitions} if self._partitions else {}
         self._call(
             f"creating collection {name}",

@@ -35,6 +35,10 @@ REWRITE = (
 )
 
 
+#: How far two CPUs' measurements of one model may differ (see below).
+CPU_NOISE = 1e-3
+
+
 class _Unmeasurable:
     """An embedder that fails the test if anything is embedded with it."""
 
@@ -64,7 +68,10 @@ def test_shipped_spreads_equal_a_fresh_measurement() -> None:
     measured = {i: s.unrelated for i, s in measure_shipped().items()}
 
     assert sorted(SPREADS) == sorted(measured), REWRITE
-    assert _flat(SPREADS) == pytest.approx(_flat(measured), abs=1e-6), REWRITE
+    # Float32 sums run in a different order on different CPUs: the e5 port
+    # measures up to 2e-4 apart on two x86 machines. A changed text or model
+    # moves a figure by more than 1e-3.
+    assert _flat(SPREADS) == pytest.approx(_flat(measured), abs=CPU_NOISE), REWRITE
 
 
 def _flat(spreads: dict[str, dict[str, tuple[float, float]]]) -> dict[str, float]:

@@ -25,8 +25,18 @@ from hindsight_lg.memory.jobs.portability import (
     export_namespace,
     import_namespace,
 )
+from hindsight_lg.memory.lifecycle.reserved import check_meta
 from hindsight_lg.model import Edge, EdgeType, Kind, MemoryRecord, Scope, Status
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+
+
+def _meta_ok(meta: dict[str, int]) -> bool:
+    try:
+        check_meta(meta)
+    except ValueError:
+        return False
+    return True
+
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
 RECORDS = st.lists(
@@ -42,7 +52,11 @@ RECORDS = st.lists(
         version=st.integers(1, 10**6),
         event_time=st.floats(0, 4e9),
         entities=st.lists(TEXT, max_size=3),
-        meta=st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+        # Only what remember() accepts: a reserved key ("store") with a value
+        # its readers cannot use is refused at the write (test below).
+        meta=st.dictionaries(st.text(max_size=5), st.integers(), max_size=2).filter(
+            _meta_ok
+        ),
     ),
     max_size=5,
 )
@@ -433,3 +447,25 @@ def test_import_opens_the_memory_only_for_a_file_that_checks_out() -> None:
     stats = import_namespace(opener, _exported(), namespace="u")
     assert (1, 2) == (len(opened), stats.records)
     assert 2 == len(opened[0].list_memories("u"))
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"store": 0},
+        {"store": {"namespace": [], "key": "k", "value": {}}},
+        {"confirmations": "x"},
+        {"derived_from": "m1"},
+        ["not", "a", "mapping"],
+    ],
+)
+def test_remember_refuses_meta_its_readers_cannot_use(meta: Any) -> None:
+    """A reserved meta key with a bad value fails the write, which keeps nothing."""
+    memory = _memory()
+    with pytest.raises(ValueError, match="meta"):
+        memory.remember("I like tea", namespace="u", meta=meta)
+    assert memory.backend.query("u", _all(), limit=9) == []
+    kept = memory.remember(
+        "I like tea", namespace="u", meta={"source": "crm", "confirmations": 2}
+    )
+    assert kept.meta == {"source": "crm", "confirmations": 2}

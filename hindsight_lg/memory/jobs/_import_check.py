@@ -10,7 +10,6 @@ server counts bytes, not characters), so what passes here can be stored.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from hindsight_lg.backends.base import (
@@ -20,6 +19,7 @@ from hindsight_lg.backends.base import (
     MAX_NAMESPACE_BYTES,
     MAX_OP_BYTES,
 )
+from hindsight_lg.memory.lifecycle.reserved import check_meta, is_number
 from hindsight_lg.model import AuditEntry, Edge, MemoryRecord, to_datetime
 
 _TIMES = ("event_time", "created_at", "last_accessed_at")
@@ -39,19 +39,11 @@ def _size(value: str) -> int:
     return len(value.encode("utf-8", "surrogatepass"))
 
 
-def _is_number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
-
-
 def _check_time(value: Any, lineno: int, name: str) -> None:
     # Recall renders times as dates: one a datetime cannot hold would fail
     # every later recall of the namespace, not this import.
     try:
-        ok = _is_number(value) and to_datetime(value).year > 0
+        ok = is_number(value) and to_datetime(value).year > 0
     except (OverflowError, OSError, ValueError):
         ok = False
     if not ok:
@@ -84,7 +76,7 @@ def _check_scalars(data: dict[str, Any], lineno: int) -> None:
         if data.get(name) is not None:
             _check_time(data[name], lineno, name)
     for name in _FLOATS:
-        if name in data and not _is_number(data[name]):
+        if name in data and not is_number(data[name]):
             raise _fail(lineno, f"{name} must be a finite number")
     for name in _INTS:
         if name in data and (type(data[name]) is not int or data[name] < 0):
@@ -104,55 +96,21 @@ def _check_scalars(data: dict[str, Any], lineno: int) -> None:
             _check_str(item, lineno, f"an item of {name}", nul=True)
 
 
-# What HindsightStore keeps in meta["store"] and beside it, and the type
-# each reader of it needs (a bad one would fail every later read of the store).
-_STORE_NUMBERS = ("ttl", "expires_at")
-_STORE_INTS = ("seq", "ns_seq")
-_META_NUMBERS = ("store_updated", "confirmations")
-
-
-def _check_meta(meta: dict[str, Any], lineno: int) -> None:
+def _check_meta(meta: Any, lineno: int) -> None:
     """The engine's and the store's metadata keys hold what their readers need."""
-    for name in _META_NUMBERS:
-        if name in meta and not _is_number(meta[name]):
-            raise _fail(lineno, f"meta.{name} must be a finite number")
-    if "derived_from" in meta and not (
-        isinstance(meta["derived_from"], list)
-        and all(isinstance(x, str) for x in meta["derived_from"])
-    ):
-        raise _fail(lineno, "meta.derived_from must be a list of ids")
-    if "store" in meta:
-        _check_store_meta(meta["store"], lineno)
-
-
-def _check_store_meta(stored: Any, lineno: int) -> None:
-    if not isinstance(stored, dict):
-        raise _fail(lineno, "meta.store must be an object")
-    labels = stored.get("namespace")
-    if not isinstance(labels, list) or not labels:
-        raise _fail(lineno, "meta.store.namespace must be a non-empty list of labels")
-    for label in labels:
-        _check_str(label, lineno, "a label of meta.store.namespace", MAX_NAME_BYTES)
-    _check_str(stored.get("key"), lineno, "meta.store.key")
-    if not isinstance(stored.get("value"), dict):
-        raise _fail(lineno, "meta.store.value must be an object")
-    if "index" in stored and not isinstance(stored["index"], bool):
-        raise _fail(lineno, "meta.store.index must be true or false")
-    for name in _STORE_NUMBERS:
-        if stored.get(name) is not None and not _is_number(stored[name]):
-            raise _fail(lineno, f"meta.store.{name} must be a number or null")
-    for name in _STORE_INTS:
-        if name in stored and type(stored[name]) is not int:
-            raise _fail(lineno, f"meta.store.{name} must be an integer")
+    try:
+        check_meta(meta)
+    except ValueError as exc:
+        raise _fail(lineno, str(exc)) from None
 
 
 def _check_vectors(data: dict[str, Any], lineno: int) -> None:
     dense = data.get("dense", [])
-    if not isinstance(dense, list) or not all(_is_number(x) for x in dense):
+    if not isinstance(dense, list) or not all(is_number(x) for x in dense):
         raise _fail(lineno, "dense must be a list of finite numbers")
     sparse = data.get("sparse", {})
     if not isinstance(sparse, dict) or not all(
-        isinstance(k, str) and k.isdigit() and _is_number(v) for k, v in sparse.items()
+        isinstance(k, str) and k.isdigit() and is_number(v) for k, v in sparse.items()
     ):
         raise _fail(lineno, "sparse must map term ids to finite numbers")
 
@@ -215,7 +173,7 @@ def check_edge(data: Any, lineno: int) -> Edge:
     for name in ("src", "dst"):
         _check_id(data.get(name), lineno, name)
     _check_str(data.get("namespace"), lineno, "namespace")
-    if "weight" in data and not _is_number(data["weight"]):
+    if "weight" in data and not is_number(data["weight"]):
         raise _fail(lineno, "weight must be a finite number")
     if "created_at" in data:
         _check_time(data["created_at"], lineno, "created_at")

@@ -26,6 +26,7 @@ from hindsight_lg.memory.lifecycle import strength as lifecycle
 from hindsight_lg.memory.lifecycle.consolidate import ClusterParams
 from hindsight_lg.memory.lifecycle.correct import Correction, CorrectionFactors
 from hindsight_lg.memory.lifecycle.forgetting import forget as forget_memories
+from hindsight_lg.memory.lifecycle.reserved import check_meta
 from hindsight_lg.memory.lifecycle.rollback import Rollback, Selection
 from hindsight_lg.model import (
     AuditEntry,
@@ -181,7 +182,10 @@ class Lifecycle:
         """Write one memory as given, without extraction, merging or supersession.
 
         Used for rules an application states, reflection lessons and imports of
-        curated knowledge.
+        curated knowledge. ``meta`` is the caller's, but for the keys the engine
+        and ``HindsightStore`` read back (``store``, ``confirmations``,
+        ``store_updated``, ``derived_from``: :mod:`.reserved`); a bad value
+        there raises ``ValueError`` and nothing is written.
         """
         check_namespace(namespace)
         check_text(content, "content")
@@ -189,6 +193,7 @@ class Lifecycle:
             raise ValueError("content must be non-empty text")
         check_labels(entities, "entities")
         check_labels(source_ids or (), "source_ids")
+        check_meta(meta or {})
         kind = Kind(kind)
         now = self.clock()
         record = MemoryRecord(

@@ -21,6 +21,7 @@ from hindsight_lg.memory.jobs.portability import export_namespace, import_namesp
 from hindsight_lg.model import Kind, MemoryRecord, Status
 from hindsight_lg.store import HindsightStore
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
+from tests.memory._meta import meta_ok
 
 # One character of each width and of each kind that JSON escapes or that
 # tests a limit: 1, 2, 3 and 4 bytes of UTF-8, a control, a separator, NUL
@@ -57,7 +58,10 @@ RECORDS = st.lists(
         entities=st.lists(big_text(400), max_size=4),
         participants=st.lists(big_text(200), max_size=3),
         source_ids=st.lists(big_text(200), max_size=3),
-        meta=st.dictionaries(st.text(max_size=5), big_text(3000), max_size=3),
+        # What remember() accepts: reserved keys hold what their readers use.
+        meta=st.dictionaries(st.text(max_size=5), big_text(3000), max_size=3).filter(
+            meta_ok
+        ),
     ),
     min_size=1,
     max_size=3,
@@ -152,3 +156,30 @@ def test_a_forged_store_namespace_cannot_show_as_another_users_item() -> None:
     assert store.search(("memories", "victim")) == []
     assert store.list_namespaces() == [("memories", "mallory")]
     assert store.sweep_ttl() == 0
+
+
+def _stored_size(record: MemoryRecord) -> int:
+    doc = record.to_dict(vectors=False)
+    return len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def test_an_item_near_the_size_limit_imports_into_a_short_namespace() -> None:
+    """Sized under the namespace it goes to: it fits under "dst", not under a long one."""
+    source = _memory()
+    record = MemoryRecord(namespace="src", content="I like tea", meta={"notes": ""})
+    record.meta["notes"] = "n" * (MAX_DOC_BYTES - 100 - _stored_size(record))
+    record.dense = [float(x) for x in source.embedder.embed(["x"])[0]]
+    source.backend.upsert("src", [record])
+    buffer = io.StringIO()
+    export_namespace(source, "src", buffer, vectors=True)
+
+    short = _memory()
+    import_namespace(short, io.StringIO(buffer.getvalue()), namespace="dst")
+    (got,) = short.backend.query("dst", _all(), limit=9)
+    assert got.meta == record.meta
+
+    long_name = "t" * 300
+    refused = _memory()
+    with pytest.raises(ValueError, match="over the limit of"):
+        import_namespace(refused, io.StringIO(buffer.getvalue()), namespace=long_name)
+    assert refused.backend.query(long_name, _all(), limit=9) == []

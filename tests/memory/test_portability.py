@@ -25,18 +25,9 @@ from hindsight_lg.memory.jobs.portability import (
     export_namespace,
     import_namespace,
 )
-from hindsight_lg.memory.lifecycle.reserved import check_meta
 from hindsight_lg.model import Edge, EdgeType, Kind, MemoryRecord, Scope, Status
 from hindsight_lg.testing import HashingEmbedder, InMemoryBackend
-
-
-def _meta_ok(meta: dict[str, int]) -> bool:
-    try:
-        check_meta(meta)
-    except ValueError:
-        return False
-    return True
-
+from tests.memory._meta import meta_ok
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
 RECORDS = st.lists(
@@ -55,7 +46,7 @@ RECORDS = st.lists(
         # Only what remember() accepts: a reserved key ("store") with a value
         # its readers cannot use is refused at the write (test below).
         meta=st.dictionaries(st.text(max_size=5), st.integers(), max_size=2).filter(
-            _meta_ok
+            meta_ok
         ),
     ),
     max_size=5,

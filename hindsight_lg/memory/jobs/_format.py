@@ -187,8 +187,9 @@ def _decode(raw: str, opener: Any, lineno: int) -> dict[str, Any]:
 class _Reader:
     """Checks each line's binding, kind, namespace and uniqueness in turn."""
 
-    def __init__(self, header: dict[str, Any]) -> None:
+    def __init__(self, header: dict[str, Any], target: str | None) -> None:
         self.file = ExportFile(header)
+        self.target = target
         self.seq = 0
         self.end: dict[str, Any] | None = None
         self._seen: dict[tuple[str, str], int] = {}
@@ -215,7 +216,7 @@ class _Reader:
     def _item(self, kind: str, data: Any, lineno: int) -> None:
         parsed: MemoryRecord | Edge | AuditEntry
         if kind == "record":
-            parsed = check_record(data, lineno)
+            parsed = check_record(data, lineno, self.target)
             self._once("record id", parsed.id, lineno)
             self.file.records.append(parsed)
         elif kind == "edge":
@@ -223,7 +224,7 @@ class _Reader:
             self._once("edge", parsed.key, lineno)
             self.file.edges.append(parsed)
         else:
-            parsed = check_audit(data, lineno)
+            parsed = check_audit(data, lineno, self.target)
             self._once("audit entry id", parsed.id, lineno)
             self.file.audit.append(parsed)
         if parsed.namespace != self.file.namespace:
@@ -258,12 +259,19 @@ class _Reader:
         return f
 
 
-def read_export(lines: Iterable[str], *, passphrase: str | None = None) -> ExportFile:
+def read_export(
+    lines: Iterable[str],
+    *,
+    passphrase: str | None = None,
+    namespace: str | None = None,
+) -> ExportFile:
     """Parse and verify a whole export before anything is written.
 
     Args:
         lines: the file's lines.
         passphrase: for encrypted exports; giving one refuses a plaintext file.
+        namespace: the namespace the items will be written to, which sizes
+            them (the longest allowed when not given).
 
     Returns:
         The header and every record, edge and audit entry.
@@ -275,7 +283,7 @@ def read_export(lines: Iterable[str], *, passphrase: str | None = None) -> Expor
     """
     it: Iterator[str] = iter(lines)
     first = next(it, "")
-    reader = _Reader(_header(first))
+    reader = _Reader(_header(first), namespace)
     opener = _opener(reader.file.header, passphrase)
     for lineno, raw in enumerate(it, start=2):
         if raw.strip():

@@ -115,17 +115,23 @@ def _check_vectors(data: dict[str, Any], lineno: int) -> None:
         raise _fail(lineno, "sparse must map term ids to finite numbers")
 
 
-def _check_doc(doc: dict[str, Any], lineno: int, what: str) -> None:
+def _check_doc(
+    doc: dict[str, Any], lineno: int, what: str, namespace: str | None
+) -> None:
     """The stored document fits the backend's JSON field (compact UTF-8).
 
-    Sized as if its namespace were the longest allowed: import may write it
-    under any target namespace.
+    Sized under ``namespace``, the one the import writes it to; when that is
+    not known, as if its namespace were the longest allowed.
     """
+    if namespace is not None:
+        doc = {**doc, "namespace": namespace}
     try:
         text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError) as exc:
         raise _fail(lineno, f"{what} cannot be stored as JSON ({exc})") from exc
-    size = _size(text) - _size(doc["namespace"]) + MAX_NAMESPACE_BYTES
+    size = _size(text)
+    if namespace is None:
+        size += MAX_NAMESPACE_BYTES - _size(doc["namespace"])
     if size > MAX_DOC_BYTES:
         raise _fail(
             lineno,
@@ -134,8 +140,8 @@ def _check_doc(doc: dict[str, Any], lineno: int, what: str) -> None:
         )
 
 
-def check_record(data: Any, lineno: int) -> MemoryRecord:
-    """A validated record from an export line's ``data``.
+def check_record(data: Any, lineno: int, namespace: str | None = None) -> MemoryRecord:
+    """A validated record from an export line's ``data``, sized under ``namespace``.
 
     Raises:
         ValueError: a field is missing, of the wrong type, out of range, or
@@ -158,7 +164,7 @@ def check_record(data: Any, lineno: int) -> MemoryRecord:
         record = MemoryRecord.from_dict(data)
     except (TypeError, ValueError) as exc:
         raise _fail(lineno, f"invalid record ({str(exc)[:120]})") from exc
-    _check_doc(record.to_dict(vectors=False), lineno, "the record")
+    _check_doc(record.to_dict(vectors=False), lineno, "the record", namespace)
     return record
 
 
@@ -183,8 +189,8 @@ def check_edge(data: Any, lineno: int) -> Edge:
         raise _fail(lineno, f"invalid edge ({str(exc)[:120]})") from exc
 
 
-def check_audit(data: Any, lineno: int) -> AuditEntry:
-    """A validated audit entry from an export line's ``data``.
+def check_audit(data: Any, lineno: int, namespace: str | None = None) -> AuditEntry:
+    """A validated audit entry from an export line's ``data``, sized under ``namespace``.
 
     Raises:
         ValueError: a field is missing, of the wrong type or too large.
@@ -202,5 +208,5 @@ def check_audit(data: Any, lineno: int) -> AuditEntry:
     if not isinstance(data.get("detail", {}), dict):
         raise _fail(lineno, "detail must be an object")
     entry = AuditEntry.from_dict(data)
-    _check_doc(entry.to_dict(), lineno, "the audit entry")
+    _check_doc(entry.to_dict(), lineno, "the audit entry", namespace)
     return entry

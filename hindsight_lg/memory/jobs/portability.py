@@ -338,7 +338,7 @@ def import_namespace(
         ...     import_namespace(memory, fh, namespace="u42")
     """
     target = check_namespace(namespace)
-    export = read_export(lines, passphrase=passphrase)
+    export = read_export(lines, passphrase=passphrase, namespace=target)
     if callable(memory):
         memory = memory()
     records, edges, audit = _rekey(

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,6 +98,15 @@ FRAMEWORKS = (
 )
 
 
+def _report(argv: list[str]) -> Any:
+    """Run ``argv`` offline on one thread; the JSON its last line prints."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=env, timeout=600, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.parametrize(
     "flag", [["--embedder", "minilm"], []], ids=["named", "adopted"]
 )
@@ -108,7 +118,6 @@ def test_commands_that_do_not_embed_never_import_the_model(
     Nor the capture pipeline, LangChain, LangGraph or the tracing SDK. Named
     with --embedder or adopted from the store (a MiniLM one), alike.
     """
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     heavy = ",".join(CAPTURE_PIPELINE + FRAMEWORKS)
     argv = [
         sys.executable,
@@ -118,15 +127,7 @@ def test_commands_that_do_not_embed_never_import_the_model(
         str(tmp_path / "o"),
         heavy,
     ]
-    done = subprocess.run(
-        [*argv, *flag],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=True,
-    )
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = _report([*argv, *flag])
     commands = (
         "list",
         "stats",
@@ -165,16 +166,7 @@ def test_importing_the_package_and_opening_a_store_load_no_pipeline(
     The language readers, the writer and the frameworks load with the first
     capture or recall (or an adapter that needs them), not with the package.
     """
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", _OPEN, str(tmp_path / "m.db")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=True,
-    )
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = _report([sys.executable, "-c", _OPEN, str(tmp_path / "m.db")])
     language = "hindsight_lg.memory.language"
     heavy = (language, *CAPTURE_PIPELINE, *FRAMEWORKS, "pymilvus")
     assert [m for m in report["import"] if _within(m, heavy)] == []
@@ -231,16 +223,7 @@ def test_recall_on_the_packaged_model_loads_it_without_torch(tmp_path: Path) -> 
     assert path is not None, "the offline-model extra is part of the dev setup"
     # The premise: here the packaged MiniLM runs without FlagEmbedding.
     assert bert.unfit_reason(Path(path), "mean") is None
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", _RECALL, str(tmp_path / "m.db")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=True,
-    )
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = _report([sys.executable, "-c", _RECALL, str(tmp_path / "m.db")])
     assert report == {
         "codes": {"recall": 0, "explain": 0},
         "found": {"recall": True, "explain": True},
